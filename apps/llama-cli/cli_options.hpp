@@ -1,0 +1,42 @@
+// llama-cli's command line: parsing and validation into CliOptions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llama::cli {
+
+enum class Action { generate, help, version, list_backends, verify_checkpoint, tokenize, explain };
+enum class OutputFormat { text, json };
+
+struct CliOptions {
+  Action action = Action::generate;
+  std::string checkpoint;
+  std::string tokenizer;  // empty: beside the checkpoint, else ./tokenizer.bin
+  float temperature = 0.0f;
+  float top_p = 0.9f;
+  int64_t steps = 256;
+  std::string prompt;
+  std::optional<uint64_t> seed;  // unset or 0: the time, as run.c
+  std::string backend = "blas";
+  int threads = 0;  // 0: every core
+  OutputFormat format = OutputFormat::text;
+  std::string help_text;
+};
+
+// A bad flag or value; the message names the flag. Exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+CliOptions parse_cli(const std::vector<std::string>& args);
+
+// The tokenizer path to use: the flag, else tokenizer.bin beside the
+// checkpoint, else tokenizer.bin in the working directory.
+std::string resolve_tokenizer_path(const CliOptions& options);
+
+}  // namespace llama::cli

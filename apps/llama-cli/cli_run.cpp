@@ -1,0 +1,160 @@
+// llama-cli's actions: generate, tokenize, verify, explain, list, version.
+#include "cli_run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iomanip>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "cli_options.hpp"
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/generate.hpp"
+#include "llama/registry.hpp"
+
+namespace llama::cli {
+namespace {
+
+constexpr const char* kProgram = "llama-cli";
+
+void list_backends(std::ostream& out) {
+  for (const RegistryEntry& e : BackendRegistry::instance().entries()) {
+    out << (e.is_wrapper ? "wrapper " : "backend ") << e.name << "\t" << e.description << "\n";
+  }
+}
+
+int verify_checkpoint(const Checkpoint& ck, std::ostream& out) {
+  out << "checkpoint: " << ck.model().source << " (legacy version 0, f32)\n"
+      << "config: " << ck.config().to_string() << "\n";
+  bool all_finite = true;
+  for (const TensorInfo& t : ck.tensors()) {
+    double sum = 0;
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    bool finite = true;
+    for (float v : t.data) {
+      if (!std::isfinite(v)) {
+        finite = false;
+        continue;
+      }
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+    all_finite = all_finite && finite;
+    std::string shape;
+    for (int64_t d : t.shape) {
+      if (!shape.empty()) shape += 'x';
+      shape += std::to_string(d);
+    }
+    out << std::left << std::setw(16) << t.name << " [" << shape << "]  min " << lo << "  max "
+        << hi << "  mean " << sum / static_cast<double>(t.data.size())
+        << (finite ? "  finite" : "  NOT FINITE") << "\n";
+  }
+  out << (all_finite ? "all values finite\n" : "some values are not finite\n");
+  return all_finite ? 0 : 1;
+}
+
+int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
+  const std::vector<int32_t> tokens = tok.encode(o.prompt, true, false);
+  if (o.format == OutputFormat::json) {
+    nlohmann::json pieces = nlohmann::json::array();
+    for (int32_t t : tokens) pieces.push_back(tok.piece(t));
+    nlohmann::json j{{"prompt_tokens", tokens}, {"pieces", pieces}};
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    for (int32_t t : tokens) out << t << "\t" << tok.piece(t) << "\n";
+  }
+  return 0;
+}
+
+int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
+                  InferenceBackend& backend, double load_ms, std::ostream& out, std::ostream& err) {
+  const uint64_t seed = o.seed ? *o.seed : static_cast<uint64_t>(std::time(nullptr));
+  Sampler sampler(model.config.vocab_size, o.temperature, o.top_p, seed);
+  GenerationOptions g;
+  g.prompt = o.prompt;
+  g.steps = o.steps;
+  const bool text = o.format == OutputFormat::text;
+  const GenerationResult r =
+      generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
+        if (text) out << piece << std::flush;
+      });
+  if (text) {
+    out << "\n";
+    err << "achieved tok/s: " << r.decode_tok_per_s() << "\n";
+    return 0;
+  }
+  nlohmann::json j{{"backend", backend.name()},
+                   {"prompt_tokens", r.prompt_tokens},
+                   {"generated_tokens", r.generated_tokens},
+                   {"text", r.text},
+                   {"stop_reason", to_string(r.stop_reason)},
+                   {"load_ms", load_ms},
+                   {"prompt_tok_per_s", r.prompt_tok_per_s()},
+                   {"decode_tok_per_s", r.decode_tok_per_s()}};
+  out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  return 0;
+}
+
+int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
+  switch (o.action) {
+    case Action::help:
+      out << o.help_text;
+      return 0;
+    case Action::version:
+      out << kProgram << " (llama-backends) 0.1.0\n";
+      list_backends(out);
+      return 0;
+    case Action::list_backends:
+      list_backends(out);
+      return 0;
+    default:
+      break;
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const Checkpoint ck = Checkpoint::open(o.checkpoint);
+  if (o.action == Action::verify_checkpoint) return verify_checkpoint(ck, out);
+  const Model& model = ck.model();
+  const Tokenizer tok(resolve_tokenizer_path(o), model.config.vocab_size);
+  if (o.action == Action::tokenize) return tokenize(o, tok, out);
+
+  BackendOptions bo;
+  bo.threads = o.threads;
+  auto backend = BackendRegistry::instance().create(o.backend, bo);
+  backend->prepare(model);
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (o.action == Action::explain) {
+    const std::string d = backend->describe();
+    out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
+    return 0;
+  }
+  return generate_text(o, model, tok, *backend, load_ms, out, err);
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CliOptions options;
+  try {
+    options = parse_cli(args);
+  } catch (const UsageError& e) {
+    err << kProgram << ": " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    return run(options, out, err);
+  } catch (const Error& e) {
+    err << kProgram << ": " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    err << kProgram << ": out of memory\n";
+  } catch (const std::exception& e) {
+    err << kProgram << ": internal error: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace llama::cli

@@ -1,0 +1,140 @@
+// BlasBackend: forward pass and registration as "blas".
+#include "blas_backend.hpp"
+
+#include <cblas.h>
+#include <tbb/parallel_for.h>
+
+#include <sstream>
+#include <thread>
+
+#include "llama/error.hpp"
+#include "llama/math.hpp"
+#include "llama/registry.hpp"
+#include "openblas_runtime.hpp"
+
+namespace llama::blas {
+namespace {
+
+int resolve_threads(int requested) {
+  if (requested < 0) throw Error("blas: threads must be >= 1, got " + std::to_string(requested));
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+// y[rows] = W[rows, cols] x[cols]
+void matvec(std::span<float> y, std::span<const float> w, std::span<const float> x) {
+  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(y.size()),
+              static_cast<blasint>(x.size()), 1.0f, w.data(), static_cast<blasint>(x.size()),
+              x.data(), 1, 0.0f, y.data(), 1);
+}
+
+const BackendRegistrar kRegistrar{
+    "blas",
+    "run.c's forward pass on OpenBLAS sgemv, weights read in place (" + openblas_description() +
+        ")",
+    [](const BackendOptions& o) { return std::make_unique<BlasBackend>(o); }};
+
+}  // namespace
+
+BlasBackend::BlasBackend(const BackendOptions& options)
+    : threads_(resolve_threads(options.threads)),
+      arena_(std::make_unique<tbb::task_arena>(threads_)) {}
+
+void BlasBackend::prepare(const Model& model) {
+  config_ = model.config;
+  weights_ = to_flat(model.weights, config_);
+  const Config& c = config_;
+  auto sized = [](std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); };
+  sized(x_, c.dim);
+  sized(xb_, c.dim);
+  sized(xb2_, c.dim);
+  sized(hb_, c.hidden_dim);
+  sized(hb2_, c.hidden_dim);
+  sized(q_, c.dim);
+  sized(att_, c.n_heads * c.seq_len);
+  sized(logits_, c.vocab_size);
+  sized(key_cache_, c.kv_cache_floats() / 2);
+  sized(val_cache_, c.kv_cache_floats() / 2);
+  sized(rope_cos_, c.head_size() / 2);
+  sized(rope_sin_, c.head_size() / 2);
+  prepared_ = true;
+}
+
+void BlasBackend::attention(int64_t layer, int64_t pos) {
+  const Config& c = config_;
+  const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
+  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
+  auto head = [&](int64_t h) {
+    const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
+    attend_head(
+        std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
+        key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
+        std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
+        std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)));
+  };
+  // Threads pay off only once the cache is long enough.
+  if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
+    arena_->execute([&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
+  } else {
+    for (int64_t h = 0; h < c.n_heads; ++h) head(h);
+  }
+}
+
+std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
+  if (!prepared_) throw Error("blas: forward called before prepare");
+  const Config& c = config_;
+  check_token_position(c, token, pos);
+  openblas_set_threads(threads_);
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
+  const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+
+  std::copy_n(weights_.token_embedding.begin() + sz(token * dim), dim, x_.begin());
+  rope_angles(pos, hs, rope_cos_, rope_sin_);
+
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const LayerTensors w = weights_.layer(c, l);
+    rmsnorm(xb_, x_, w.rms_att);
+
+    const size_t cache_off = sz((l * c.seq_len + pos) * kv_dim);
+    std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
+    std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
+    matvec(q_, w.wq, xb_);
+    matvec(k, w.wk, xb_);
+    matvec(v, w.wv, xb_);
+    rope_rotate(q_, hs, rope_cos_, rope_sin_);
+    rope_rotate(k, hs, rope_cos_, rope_sin_);
+
+    attention(l, pos);
+    matvec(xb2_, w.wo, xb_);
+    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];
+
+    rmsnorm(xb_, x_, w.rms_ffn);
+    matvec(hb_, w.w1, xb_);
+    matvec(hb2_, w.w3, xb_);
+    swiglu(hb_, hb2_);
+    matvec(xb_, w.w2, hb_);
+    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb_[sz(i)];
+  }
+  rmsnorm(x_, x_, weights_.rms_final);
+  matvec(logits_, weights_.wcls, x_);
+  return logits_;
+}
+
+std::string BlasBackend::describe() const {
+  std::ostringstream s;
+  s << "blas backend: " << threads_ << " thread(s)\n"
+    << "  BLAS: " << openblas_description() << "\n"
+    << "  layout: flat, weights read in place from the mapping\n"
+    << "  per layer: rmsnorm, sgemv wq/wk/wv, rope, attention (oneTBB over heads),"
+       " sgemv wo, residual, rmsnorm, sgemv w1/w3, swiglu, sgemv w2, residual\n"
+    << "  final: rmsnorm, sgemv classifier\n";
+  if (prepared_) {
+    s << "  model: " << config_.to_string() << "\n"
+      << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
+      << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
+  }
+  return s.str();
+}
+
+}  // namespace llama::blas

@@ -1,0 +1,48 @@
+// The BLAS backend: run.c's forward pass, matrix-vector products through
+// OpenBLAS's sgemv reading the weights in place (flat layout), attention
+// split across heads with oneTBB.
+#pragma once
+
+#include <tbb/task_arena.h>
+
+#include <memory>
+#include <vector>
+
+#include "llama/backend.hpp"
+
+namespace llama::blas {
+
+class BlasBackend final : public InferenceBackend {
+ public:
+  explicit BlasBackend(const BackendOptions& options);
+
+  std::string name() const override { return "blas"; }
+  void prepare(const Model& model) override;
+  std::span<const float> forward(int32_t token, int64_t pos) override;
+  std::string describe() const override;
+
+ private:
+  void attention(int64_t layer, int64_t pos);
+
+  int threads_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  Config config_;
+  TransformerWeights weights_;  // flat layout, views into the mapping
+  bool prepared_ = false;
+
+  // Run state.
+  std::vector<float> x_;          // f32 [dim] residual stream
+  std::vector<float> xb_;         // f32 [dim]
+  std::vector<float> xb2_;        // f32 [dim]
+  std::vector<float> hb_;         // f32 [hidden_dim]
+  std::vector<float> hb2_;        // f32 [hidden_dim]
+  std::vector<float> q_;          // f32 [dim]
+  std::vector<float> att_;        // f32 [n_heads, seq_len]
+  std::vector<float> logits_;     // f32 [vocab_size]
+  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> rope_cos_;   // f32 [head_size / 2]
+  std::vector<float> rope_sin_;   // f32 [head_size / 2]
+};
+
+}  // namespace llama::blas

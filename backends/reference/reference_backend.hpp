@@ -1,0 +1,36 @@
+// The reference backend: the forward pass in plain loops, read top to bottom
+// like run.c, accumulating every sum in double; no threads, no BLAS. It is the
+// oracle of the conformance suite and the template for a new backend.
+#pragma once
+
+#include <vector>
+
+#include "llama/backend.hpp"
+
+namespace llama::reference {
+
+class ReferenceBackend final : public InferenceBackend {
+ public:
+  std::string name() const override { return "reference"; }
+  void prepare(const Model& model) override;
+  std::span<const float> forward(int32_t token, int64_t pos) override;
+  std::string describe() const override;
+
+ private:
+  Config config_;
+  TransformerWeights weights_;  // per-layer layout
+  bool prepared_ = false;
+
+  std::vector<float> x_;          // f32 [dim] residual stream
+  std::vector<float> xb_;         // f32 [dim] normed input / attention output
+  std::vector<float> q_;          // f32 [dim]
+  std::vector<float> att_;        // f32 [seq_len] scores of one head
+  std::vector<float> hb_;         // f32 [hidden_dim]
+  std::vector<float> hb2_;        // f32 [hidden_dim]
+  std::vector<float> tmp_;        // f32 [dim]
+  std::vector<float> logits_;     // f32 [vocab_size]
+  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+};
+
+}  // namespace llama::reference

@@ -1,0 +1,20 @@
+# Finds the Debian-packaged dependencies (scripts/install-deps.sh installs them).
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+# Debian installs one cblas.h per BLAS flavour; take OpenBLAS's own.
+find_path(OPENBLAS_INCLUDE_DIR cblas.h openblas_config.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
+        /usr/include/x86_64-linux-gnu/openblas-openmp
+  NO_DEFAULT_PATH)
+if(NOT OPENBLAS_INCLUDE_DIR)
+  find_path(OPENBLAS_INCLUDE_DIR cblas.h openblas_config.h REQUIRED)
+endif()
+add_library(llama_openblas INTERFACE)
+target_link_libraries(llama_openblas INTERFACE ${BLAS_LIBRARIES})
+target_include_directories(llama_openblas SYSTEM INTERFACE ${OPENBLAS_INCLUDE_DIR})
+
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(TBB REQUIRED)
+find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(Threads REQUIRED)

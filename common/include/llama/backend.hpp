@@ -1,0 +1,50 @@
+// The backend protocol: what the generation loop and tools ask of any backend.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llama/model.hpp"
+
+namespace llama {
+
+struct BackendOptions {
+  int threads = 0;  // 0: every core
+};
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+
+  virtual std::string name() const = 0;
+
+  // Takes the model (the backend may keep views into its weights; the Model
+  // and its storage outlive the backend's use of them) and allocates run
+  // state such as the KV cache. Calling it again starts over at position 0.
+  virtual void prepare(const Model& model) = 0;
+
+  // Runs `token` at position `pos` (0, 1, 2, ... in order, pos < seq_len) and
+  // returns vocab_size logits, valid until the next call on this backend.
+  virtual std::span<const float> forward(int32_t token, int64_t pos) = 0;
+
+  // Runs tokens at positions start_pos, start_pos + 1, ... Returns the last
+  // position's logits [vocab_size], or with `all_logits` every position's
+  // [tokens.size(), vocab_size]. The default loops over forward; backends
+  // with matrix-matrix kernels override it.
+  virtual std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
+                                               bool all_logits = false);
+
+  // Optional human-readable account of what prepare built (kernels, plans,
+  // memory); empty when the backend has nothing to say.
+  virtual std::string describe() const { return {}; }
+
+ protected:
+  std::vector<float> batch_logits_;  // f32 [n_tokens, vocab_size], default forward_batch
+};
+
+// Throws Error unless `token` is in the vocabulary and `pos` in [0, seq_len).
+void check_token_position(const Config& config, int32_t token, int64_t pos);
+
+}  // namespace llama

@@ -1,0 +1,114 @@
+// Checkpoint parsing: the legacy llama2.c layout, every offset checked before use.
+#include "llama/checkpoint.hpp"
+
+#include <cstring>
+
+#include "llama/checked_math.hpp"
+#include "llama/error.hpp"
+#include "llama/mapped_file.hpp"
+
+namespace llama {
+namespace {
+
+constexpr uint32_t kMagicAk42 = 0x616b3432;  // "ak42": llama2.c export versions 1 and 2
+
+// Hands out consecutive tensors from the file, refusing any past its end.
+class TensorCursor {
+ public:
+  TensorCursor(std::span<const std::byte> bytes, const std::string& source, int64_t offset)
+      : bytes_(bytes), source_(source), offset_(offset) {}
+
+  TensorInfo take(const std::string& name, std::vector<int64_t> shape) {
+    int64_t count = 1;
+    for (int64_t d : shape) count = checked_mul(count, d, source_ + ": tensor " + name);
+    const int64_t bytes = checked_mul(count, 4, source_ + ": tensor " + name);
+    const int64_t end = checked_add(offset_, bytes, source_ + ": tensor " + name);
+    const auto size = static_cast<int64_t>(bytes_.size());
+    if (end > size) {
+      throw Error(source_ + ": truncated: tensor " + name + " needs bytes up to " +
+                  std::to_string(end) + ", file has " + std::to_string(size));
+    }
+    TensorInfo t{
+        name,
+        std::move(shape),
+        offset_,
+        {reinterpret_cast<const float*>(bytes_.data() + offset_), static_cast<size_t>(count)}};
+    offset_ = end;
+    return t;
+  }
+  void skip(const std::string& what, int64_t floats) { (void)take(what, {floats}); }
+  int64_t offset() const { return offset_; }
+
+ private:
+  std::span<const std::byte> bytes_;
+  const std::string& source_;
+  int64_t offset_;
+};
+
+}  // namespace
+
+Checkpoint Checkpoint::open(const std::string& path) {
+  auto file = std::make_shared<MappedFile>(path);
+  return parse(file->bytes(), path, file);
+}
+
+Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string& source,
+                             std::shared_ptr<const void> storage) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) {
+    throw Error(source + ": checkpoint bytes are not 4-byte aligned");
+  }
+  if (bytes.size() < static_cast<size_t>(kHeaderBytes)) {
+    throw Error(source + ": truncated: header needs " + std::to_string(kHeaderBytes) +
+                " bytes, file has " + std::to_string(bytes.size()));
+  }
+  int32_t header[7];
+  std::memcpy(header, bytes.data(), sizeof header);
+  if (static_cast<uint32_t>(header[0]) == kMagicAk42) {
+    throw Error(source + ": llama2.c version " + std::to_string(header[1]) +
+                " checkpoint (\"ak42\" magic); only legacy version 0 files are supported");
+  }
+  Checkpoint ck;
+  ck.file_size_ = static_cast<int64_t>(bytes.size());
+  Config& c = ck.model_.config;
+  c = Config::from_header(header);
+  c.validate(source);
+
+  const int64_t L = c.n_layers, dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+  TensorCursor cur(bytes, source, kHeaderBytes);
+  auto& t = ck.tensors_;
+  t.push_back(cur.take("token_embedding", {c.vocab_size, dim}));
+  t.push_back(cur.take("rms_att", {L, dim}));
+  t.push_back(cur.take("wq", {L, dim, dim}));
+  t.push_back(cur.take("wk", {L, kv, dim}));
+  t.push_back(cur.take("wv", {L, kv, dim}));
+  t.push_back(cur.take("wo", {L, dim, dim}));
+  t.push_back(cur.take("rms_ffn", {L, dim}));
+  t.push_back(cur.take("w1", {L, hidden, dim}));
+  t.push_back(cur.take("w2", {L, dim, hidden}));
+  t.push_back(cur.take("w3", {L, hidden, dim}));
+  t.push_back(cur.take("rms_final", {dim}));
+  // Legacy files carry precomputed rotary tables that run.c ignores.
+  const int64_t rope_floats = checked_mul(c.seq_len, c.head_size() / 2, source + ": rope table");
+  cur.skip("freq_cis_real", rope_floats);
+  cur.skip("freq_cis_imag", rope_floats);
+  if (!c.shared_classifier) t.push_back(cur.take("wcls", {c.vocab_size, dim}));
+
+  TransformerWeights& w = ck.model_.weights;
+  w.layout = WeightLayout::flat;
+  w.token_embedding = t[0].data;
+  w.flat = {t[1].data, t[2].data, t[3].data, t[4].data, t[5].data,
+            t[6].data, t[7].data, t[8].data, t[9].data};
+  w.rms_final = t[10].data;
+  w.wcls = c.shared_classifier ? t[0].data : t[11].data;
+  w.storage = std::move(storage);
+  ck.model_.source = source;
+  return ck;
+}
+
+int64_t Checkpoint::weight_bytes() const {
+  int64_t total = 0;
+  for (const TensorInfo& t : tensors_) total += static_cast<int64_t>(t.data.size_bytes());
+  return total;
+}
+
+}  // namespace llama

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and tests need, only when missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenblas-dev libopenblas0-pthread
+  libeigen3-dev libtbb-dev libboost-program-options-dev
+  catch2 nlohmann-json3-dev
+)
+# Extra tools for optional stages: LLAMA_DEPS_EXTRA="clang-14 libclang-rt-14-dev gnuplot-nox"
+read -r -a extra <<< "${LLAMA_DEPS_EXTRA:-}"
+packages+=("${extra[@]}")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1; then
+  $sudo apt-get update >/tmp/llama-apt-update.log 2>&1 || true
+  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1 || {
+    echo "install-deps: apt-get failed; see /tmp/llama-apt.log" >&2
+    tail -5 /tmp/llama-apt.log >&2
+    exit 1
+  }
+fi

@@ -1,0 +1,131 @@
+// Test helpers: data paths, temp files, generated checkpoints, running llama-cli.
+#include "test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace llama::test {
+namespace {
+
+std::string require_file(const std::string& dir, const std::string& file) {
+  const fs::path p = fs::path(dir) / file;
+  if (!fs::exists(p)) {
+    FAIL("test data missing: " << p.string() << " (set -DLLAMA_MODELS_DIR/-DLLAMA_REFERENCE_DIR)");
+  }
+  return p.string();
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("llama-tests-" + std::to_string(::getpid()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q.push_back('\'');
+  for (char c : s) {
+    if (c == '\'')
+      q.append("'\\''");
+    else
+      q.push_back(c);
+  }
+  q.push_back('\'');
+  return q;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::string model_path(const std::string& file) { return require_file(LLAMA_MODELS_DIR, file); }
+std::string reference_path(const std::string& file) {
+  return require_file(LLAMA_REFERENCE_DIR, file);
+}
+
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+std::string temp_path(const std::string& name) {
+  static TempDir dir;
+  return (dir.path / name).string();
+}
+
+void write_file(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  const std::string s = slurp(path);
+  const auto* p = reinterpret_cast<const std::byte*>(s.data());
+  return {p, p + s.size()};
+}
+
+int64_t checkpoint_floats(const std::vector<int32_t>& h) {
+  const int64_t dim = h[0], hidden = h[1], L = h[2], heads = h[3], kv_heads = h[4];
+  const int64_t vocab = std::abs(h[5]), seq = h[6];
+  const int64_t hs = dim / heads, kv = kv_heads * hs;
+  int64_t n = vocab * dim + L * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden) + dim +
+              seq * hs;  // two half-size rope tables
+  if (h[5] < 0) n += vocab * dim;
+  return n;
+}
+
+std::vector<std::byte> make_checkpoint_bytes(const std::vector<int32_t>& header,
+                                             int64_t weight_floats) {
+  std::vector<std::byte> out;
+  for (int32_t v : header) append(out, v);
+  out.reserve(out.size() + static_cast<size_t>(weight_floats) * 4);
+  for (int64_t i = 0; i < weight_floats; ++i) {
+    append(out, static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 0.1));
+  }
+  return out;
+}
+
+ProcessResult run_llama_cli(const std::vector<std::string>& args) {
+  const std::string out_path = temp_path("cli-out-" + std::to_string(::getpid()));
+  const std::string err_path = temp_path("cli-err-" + std::to_string(::getpid()));
+  std::string cmd = shell_quote(LLAMA_CLI_PATH);
+  for (const auto& a : args) {
+    cmd.push_back(' ');
+    cmd.append(shell_quote(a));
+  }
+  cmd.append(" >").append(shell_quote(out_path));
+  cmd.append(" 2>").append(shell_quote(err_path));
+  cmd.append(" </dev/null");
+  const int status = std::system(cmd.c_str());
+  ProcessResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  return r;
+}
+
+}  // namespace llama::test

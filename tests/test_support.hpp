@@ -1,0 +1,47 @@
+// Shared test helpers: where the shared models and reference cases are,
+// scratch files, and running llama-cli as a process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace llama::test {
+
+// Paths under ../shared; fail the test loudly when a file is missing.
+std::string model_path(const std::string& file);
+std::string reference_path(const std::string& file);
+nlohmann::json load_json(const std::string& path);
+
+// A file under a per-process temporary directory, removed at exit.
+std::string temp_path(const std::string& name);
+void write_file(const std::string& path, const std::vector<std::byte>& bytes);
+std::vector<std::byte> read_file(const std::string& path);
+
+// Appends the bytes of a trivially copyable value.
+template <typename T>
+void append(std::vector<std::byte>& out, const T& v) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+// A legacy checkpoint with the given header and `weight_floats` f32 values
+// drawn from a fixed sequence (not necessarily a consistent size).
+std::vector<std::byte> make_checkpoint_bytes(const std::vector<int32_t>& header,
+                                             int64_t weight_floats);
+// Floats a consistent legacy checkpoint of that header needs after the header.
+int64_t checkpoint_floats(const std::vector<int32_t>& header);
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs llama-cli with `args` (shell-quoted here) and captures its output.
+ProcessResult run_llama_cli(const std::vector<std::string>& args);
+
+}  // namespace llama::test
