@@ -19,10 +19,14 @@ class BlasBackend final : public InferenceBackend {
   std::string name() const override { return "blas"; }
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
+  // Prompt processing with sgemm: every weight matrix is read once per batch.
+  std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
+                                       bool all_logits = false) override;
   std::string describe() const override;
 
  private:
   void attention(int64_t layer, int64_t pos);
+  void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;
@@ -43,6 +47,14 @@ class BlasBackend final : public InferenceBackend {
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> rope_cos_;   // f32 [head_size / 2]
   std::vector<float> rope_sin_;   // f32 [head_size / 2]
+
+  // Batch state, grown on demand by forward_batch (n = tokens in the batch).
+  std::vector<float> bx_;    // f32 [n, dim] residual streams
+  std::vector<float> bxb_;   // f32 [n, dim] normed input / attention output
+  std::vector<float> bq_;    // f32 [n, dim]
+  std::vector<float> bh1_;   // f32 [n, hidden_dim]
+  std::vector<float> bh3_;   // f32 [n, hidden_dim]
+  std::vector<float> batt_;  // f32 [threads, seq_len] attention scores per worker
 };
 
 }  // namespace llama::blas
