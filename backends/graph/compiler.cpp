@@ -1,0 +1,252 @@
+// Graph compiler: liveness, fusion, lifetimes, arena offsets, SSA text.
+#include "compiler.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "arena_planner.hpp"
+#include "llama/checked_math.hpp"
+#include "llama/error.hpp"
+
+namespace llama::graph {
+namespace {
+
+struct Work {
+  Op op;
+  std::vector<ValueId> args;
+};
+
+bool computes(Op op) { return op != Op::input && op != Op::weight && op != Op::slice; }
+
+std::string shape_text(int64_t rows, int64_t cols, bool vector) {
+  std::ostringstream s;
+  s << "[";
+  if (!vector) s << rows << "x";
+  s << cols << "]";
+  return s.str();
+}
+
+class Compiler {
+ public:
+  Compiler(const Graph& g, const CompileOptions& o) : g_(g), o_(o), n_(g.nodes().size()) {}
+
+  Plan run() {
+    mark_live();
+    work_.reserve(n_);
+    for (const Node& node : g_.nodes()) work_.push_back({node.op, node.args});
+    if (o_.fuse_residual_add) fuse();
+    assign_steps();
+    resolve_views();
+    compute_lifetimes();
+    Plan plan;
+    plan.tokens = g_.tokens();
+    layout(plan);
+    emit(plan);
+    return plan;
+  }
+
+ private:
+  const Node& node(ValueId v) const { return g_.nodes()[static_cast<size_t>(v)]; }
+  size_t at(ValueId v) const { return static_cast<size_t>(v); }
+  bool is_activation(ValueId v) const { return node(v).op != Op::weight; }
+
+  void mark_live() {
+    live_.assign(n_, false);
+    for (const GraphOutput& o : g_.outputs()) live_[at(o.value)] = true;
+    for (size_t v = n_; v-- > 0;) {
+      if (g_.nodes()[v].op == Op::input) live_[v] = true;  // inputs are the interface
+      if (!live_[v]) continue;
+      for (ValueId a : g_.nodes()[v].args) live_[at(a)] = true;
+    }
+  }
+
+  // add(matvec(W, x), r) -> matvec_add(W, x, r) when the product has no other use.
+  void fuse() {
+    std::vector<int64_t> uses(n_, 0);
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v]) continue;
+      for (ValueId a : work_[v].args) ++uses[at(a)];
+    }
+    for (const GraphOutput& o : g_.outputs()) ++uses[at(o.value)];
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v] || work_[v].op != Op::add) continue;
+      for (int side = 0; side < 2; ++side) {
+        const ValueId m = work_[v].args[static_cast<size_t>(side)];
+        const ValueId r = work_[v].args[static_cast<size_t>(1 - side)];
+        if (work_[at(m)].op != Op::matvec || uses[at(m)] != 1 || m == r) continue;
+        work_[v] = {Op::matvec_add, {work_[at(m)].args[0], work_[at(m)].args[1], r}};
+        live_[at(m)] = false;
+        break;
+      }
+    }
+  }
+
+  void assign_steps() {
+    step_.assign(n_, -1);
+    for (size_t v = 0; v < n_; ++v) {
+      if (live_[v] && computes(work_[v].op)) step_[v] = n_steps_++;
+    }
+  }
+
+  void resolve_views() {
+    root_.assign(n_, 0);
+    col_.assign(n_, 0);
+    for (size_t v = 0; v < n_; ++v) {
+      root_[v] = static_cast<ValueId>(v);
+      if (work_[v].op == Op::slice) {
+        const ValueId parent = work_[v].args[0];
+        root_[v] = root_[at(parent)];
+        col_[v] = col_[at(parent)] + node(static_cast<ValueId>(v)).begin;
+      }
+    }
+  }
+
+  void compute_lifetimes() {
+    first_.assign(n_, 0);
+    last_.assign(n_, 0);
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v] || work_[v].op == Op::weight || work_[v].op == Op::slice) continue;
+      first_[v] = work_[v].op == Op::input ? 0 : step_[v];
+      last_[v] = first_[v];
+    }
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v] || !computes(work_[v].op)) continue;
+      for (ValueId a : work_[v].args) {
+        if (is_activation(a)) {
+          const size_t r = at(root_[at(a)]);
+          last_[r] = std::max(last_[r], step_[v]);
+        }
+      }
+    }
+    const int64_t end = std::max<int64_t>(n_steps_ - 1, 0);
+    for (const GraphOutput& o : g_.outputs()) {
+      const size_t r = at(root_[at(o.value)]);
+      last_[r] = std::max(last_[r], end);
+    }
+  }
+
+  size_t value_bytes(size_t v) const {
+    const int64_t floats = checked_mul(node(static_cast<ValueId>(v)).rows,
+                                       node(static_cast<ValueId>(v)).cols, "graph value");
+    return static_cast<size_t>(checked_mul(floats, int64_t{sizeof(float)}, "graph value"));
+  }
+
+  void layout(Plan& plan) {
+    std::vector<BufferRequest> requests;
+    std::vector<size_t> owners;
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v] || work_[v].op == Op::weight || work_[v].op == Op::slice) continue;
+      requests.push_back({value_bytes(v), first_[v], last_[v]});
+      owners.push_back(v);
+    }
+    const ArenaLayout arena = plan_arena(requests);
+    offset_.assign(n_, 0);
+    for (size_t i = 0; i < owners.size(); ++i) {
+      offset_[owners[i]] = arena.offsets[i];
+      plan.value_bytes += requests[i].bytes;
+    }
+    plan.arena_bytes = arena.arena_bytes;
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v] || work_[v].op == Op::weight) continue;
+      const size_t r = at(root_[v]);
+      ValueLayout vl;
+      vl.value = static_cast<ValueId>(v);
+      vl.root = root_[v];
+      vl.offset_bytes = offset_[r] + static_cast<size_t>(col_[v]) * sizeof(float);
+      vl.bytes = value_bytes(v);
+      vl.first = first_[r];
+      vl.last = last_[r];
+      vl.view = r != v;
+      plan.values.push_back(vl);
+      plan.ssa.push_back(ssa_line(v));
+    }
+  }
+
+  ArenaRef ref(ValueId v) const {
+    const size_t r = at(root_[at(v)]);
+    return {offset_[r] / sizeof(float) + static_cast<size_t>(col_[at(v)]), node(v).cols,
+            node(static_cast<ValueId>(r)).cols};
+  }
+
+  void emit(Plan& plan) {
+    for (size_t v = 0; v < n_; ++v) {
+      if (!live_[v]) continue;
+      const auto id = static_cast<ValueId>(v);
+      const Work& w = work_[v];
+      if (w.op == Op::input) plan.inputs.push_back({node(id).name, id, ref(id)});
+      if (!computes(w.op)) continue;
+      Instruction in;
+      in.op = w.op;
+      in.value = id;
+      in.out = ref(id);
+      switch (w.op) {
+        case Op::matvec:
+        case Op::matvec_add:
+        case Op::rmsnorm: {
+          const bool norm = w.op == Op::rmsnorm;
+          const Node& wn = node(norm ? w.args[1] : w.args[0]);
+          in.w = wn.data.data();
+          in.w_rows = wn.rows;
+          in.w_cols = wn.cols;
+          in.a = ref(norm ? w.args[0] : w.args[1]);
+          if (w.op == Op::matvec_add) in.b = ref(w.args[2]);
+          break;
+        }
+        default:
+          in.a = ref(w.args[0]);
+          in.b = ref(w.args[1]);
+      }
+      plan.instructions.push_back(in);
+    }
+    for (const GraphOutput& o : g_.outputs())
+      plan.outputs.push_back({o.name, o.value, ref(o.value)});
+  }
+
+  std::string operand(ValueId a) const {
+    const Node& n = node(a);
+    std::ostringstream s;
+    if (n.op == Op::weight) {
+      s << n.name << shape_text(n.rows, n.cols, n.vector_weight);
+    } else {
+      s << "%" << a;
+    }
+    return s.str();
+  }
+
+  std::string ssa_line(size_t v) const {
+    const auto id = static_cast<ValueId>(v);
+    const Node& n = node(id);
+    std::ostringstream s;
+    s << "%" << v << " = " << op_name(work_[v].op);
+    if (work_[v].op == Op::input) s << " " << n.name;
+    for (size_t i = 0; i < work_[v].args.size(); ++i) {
+      s << (i == 0 ? " " : ", ") << operand(work_[v].args[i]);
+    }
+    if (work_[v].op == Op::slice) s << "[" << n.begin << ":" << n.begin + n.cols << "]";
+    s << " : "
+      << (g_.tokens() == 1 ? shape_text(1, n.cols, true) : shape_text(n.rows, n.cols, false));
+    return s.str();
+  }
+
+  const Graph& g_;
+  const CompileOptions& o_;
+  size_t n_;
+  std::vector<Work> work_;  // per value: the op after fusion
+  std::vector<bool> live_;
+  std::vector<int64_t> step_;   // instruction index, -1 for inputs, weights, views
+  std::vector<ValueId> root_;   // the value owning the bytes
+  std::vector<int64_t> col_;    // first column within the root
+  std::vector<int64_t> first_;  // roots: lifetime
+  std::vector<int64_t> last_;
+  std::vector<size_t> offset_;  // roots: bytes into the arena
+  int64_t n_steps_ = 0;
+};
+
+}  // namespace
+
+Plan compile(const Graph& graph, const CompileOptions& options) {
+  if (graph.outputs().empty()) throw Error("graph: compile needs at least one output");
+  return Compiler(graph, options).run();
+}
+
+}  // namespace llama::graph

@@ -1,0 +1,80 @@
+// Executor: one switch per instruction, matrix products split into row blocks.
+#include "executor.hpp"
+
+#include <algorithm>
+
+#include "kernels.hpp"
+#include "llama/error.hpp"
+
+namespace llama::graph {
+namespace {
+
+// Below this many weight floats a product runs on one thread: the hand-off
+// costs more than it saves.
+constexpr int64_t kParallelMinFloats = int64_t{1} << 15;
+
+}  // namespace
+
+Executor::Executor(int threads)
+    : threads_(threads), arena_(std::make_unique<tbb::task_arena>(threads)) {
+  if (threads < 1) throw Error("graph: threads must be >= 1, got " + std::to_string(threads));
+}
+
+void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) const {
+  if (tokens < 1 || tokens > plan.tokens || arena.size() < plan.arena_floats()) {
+    throw Error("graph: plan run with " + std::to_string(tokens) + " token(s) on an arena of " +
+                std::to_string(arena.size()) + " floats");
+  }
+  for (const Instruction& in : plan.instructions) run_instruction(in, arena.data(), tokens);
+}
+
+void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
+  float* out = arena + in.out.offset;
+  const float* a = arena + in.a.offset;
+  const float* b = arena + in.b.offset;
+  switch (in.op) {
+    case Op::matvec:
+    case Op::matvec_add: {
+      const float* residual = in.op == Op::matvec_add ? b : nullptr;
+      const int64_t rows = in.w_rows;
+      const bool parallel = rows * in.w_cols * tokens >= kParallelMinFloats;
+      // A few blocks per thread: balance when a core is shared, yet each block
+      // long enough (hundreds of rows) to stream the weights at full speed.
+      const int64_t n_blocks =
+          parallel ? std::max<int64_t>(1, std::min<int64_t>(threads_ * 4, rows / 16)) : 1;
+      const int64_t per = (rows + n_blocks - 1) / n_blocks;
+      const int64_t rows_per_block = (per + 3) / 4 * 4;
+      for_each(n_blocks, parallel, [&](int64_t blk) {
+        const int64_t r0 = blk * rows_per_block;
+        const int64_t r1 = std::min(rows, r0 + rows_per_block);
+        if (r0 >= r1) return;
+        if (tokens == 1) {
+          matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);
+        } else {
+          matmul_rows(out, in.out.ld, in.w, a, in.a.ld, in.w_cols, tokens, r0, r1, residual,
+                      in.b.ld);
+        }
+      });
+      break;
+    }
+    case Op::rmsnorm:
+      for (int64_t t = 0; t < tokens; ++t) {
+        rmsnorm_row(out + t * in.out.ld, a + t * in.a.ld, in.w, in.out.cols);
+      }
+      break;
+    case Op::add:
+      for (int64_t t = 0; t < tokens; ++t) {
+        add_row(out + t * in.out.ld, a + t * in.a.ld, b + t * in.b.ld, in.out.cols);
+      }
+      break;
+    case Op::swiglu:
+      for (int64_t t = 0; t < tokens; ++t) {
+        swiglu_row(out + t * in.out.ld, a + t * in.a.ld, b + t * in.b.ld, in.out.cols);
+      }
+      break;
+    default:
+      throw Error(std::string("graph: no kernel for ") + op_name(in.op));
+  }
+}
+
+}  // namespace llama::graph

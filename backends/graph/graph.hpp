@@ -1,0 +1,75 @@
+// The graph IR: a builder of SSA values (each defined once, with a shape) for the
+// position-independent work of a transformer layer. Activations are [tokens, width]
+// (one row per token; tokens is fixed per graph); weights are [rows, cols] matrices
+// or [n] vectors viewed in place, never copied.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace llama::graph {
+
+using ValueId = int64_t;
+
+enum class Op {
+  input,       // a value the caller writes before each run
+  weight,      // a view of model weights (not in the arena)
+  matvec,      // y = x W^T, row by row (one matrix-vector product per token)
+  matvec_add,  // y = r + x W^T: a matvec fused with the residual add it feeds (compiler only)
+  rmsnorm,     // y = w * x / sqrt(mean(x^2) + eps), per row
+  add,         // y = a + b
+  swiglu,      // y = silu(a) * b
+  slice,       // columns [begin, begin + width) of x, a view without a copy
+};
+
+const char* op_name(Op op);
+
+struct Node {
+  Op op = Op::input;
+  int64_t rows = 0;  // activations: tokens; weights: matrix rows (1 for a vector)
+  int64_t cols = 0;  // activations: width; weights: matrix columns (n for a vector)
+  std::vector<ValueId> args;
+  std::string name;             // inputs and weights
+  std::span<const float> data;  // weights: f32 [rows, cols] or [cols]
+  bool vector_weight = false;   // weights: printed as [cols]
+  int64_t begin = 0;            // slice: first column
+};
+
+struct GraphOutput {
+  std::string name;
+  ValueId value;
+};
+
+class Graph {
+ public:
+  explicit Graph(int64_t tokens = 1);
+
+  ValueId input(const std::string& name, int64_t width);
+  // A matrix f32 [rows, cols], row-major (y = W x).
+  ValueId weight(const std::string& name, std::span<const float> data, int64_t rows, int64_t cols);
+  // A vector f32 [n] (RMSNorm gains).
+  ValueId weight_vector(const std::string& name, std::span<const float> data);
+  ValueId matvec(ValueId w, ValueId x);
+  ValueId rmsnorm(ValueId x, ValueId w);
+  ValueId add(ValueId a, ValueId b);
+  ValueId swiglu(ValueId gate, ValueId up);
+  ValueId slice(ValueId x, int64_t begin, int64_t width);
+  void output(const std::string& name, ValueId v);
+
+  int64_t tokens() const { return tokens_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(ValueId v) const;
+  const std::vector<GraphOutput>& outputs() const { return outputs_; }
+
+ private:
+  ValueId push(Node n);
+  const Node& activation(ValueId v, const char* what) const;
+
+  int64_t tokens_;
+  std::vector<Node> nodes_;  // indexed by ValueId, in definition order
+  std::vector<GraphOutput> outputs_;
+};
+
+}  // namespace llama::graph

@@ -1,0 +1,207 @@
+// GraphBackend: prepare (stacking, graphs, plans), the token loop, and
+// registration as "graph".
+#include "graph_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "compiler.hpp"
+#include "layer_graphs.hpp"
+#include "llama/error.hpp"
+#include "llama/math.hpp"
+#include "llama/registry.hpp"
+
+namespace llama::graph {
+namespace {
+
+int resolve_threads(int requested) {
+  if (requested < 0) throw Error("graph: threads must be >= 1, got " + std::to_string(requested));
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+size_t sz(int64_t n) { return static_cast<size_t>(n); }
+
+bool same(const ArenaRef& a, const ArenaRef& b) {
+  return a.offset == b.offset && a.cols == b.cols && a.ld == b.ld;
+}
+
+// The binding every layer's plan must agree on.
+ArenaRef common_ref(const std::vector<Plan>& plans, bool input, const std::string& name) {
+  const ArenaRef r = input ? plans.front().input(name).ref : plans.front().output(name).ref;
+  for (const Plan& p : plans) {
+    if (!same(r, input ? p.input(name).ref : p.output(name).ref)) {
+      throw Error("graph: layer plans disagree on where " + name + " lives");
+    }
+  }
+  return r;
+}
+
+std::vector<float> arena_for(const std::vector<Plan>& plans) {
+  size_t floats = 0;
+  for (const Plan& p : plans) floats = std::max(floats, p.arena_floats());
+  return std::vector<float>(floats, 0.0f);
+}
+
+// Copies n rows of `cols` floats between buffers with row strides.
+void copy_rows(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t n,
+               int64_t cols) {
+  for (int64_t t = 0; t < n; ++t) {
+    std::memcpy(dst + t * dst_ld, src + t * src_ld, sz(cols) * sizeof(float));
+  }
+}
+
+const BackendRegistrar kRegistrar{
+    "graph", "layers compiled into SSA plans with preplanned arenas, stacked projections, oneTBB",
+    [](const BackendOptions& o) { return std::make_unique<GraphBackend>(o); }};
+
+}  // namespace
+
+GraphBackend::GraphBackend(const BackendOptions& options)
+    : exec_(resolve_threads(options.threads)) {}
+
+PlanSet GraphBackend::build_plans(int64_t tokens) const {
+  const Config& c = config_;
+  PlanSet p;
+  p.tokens = tokens;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const LayerTensors w = weights_.layer(c, l);
+    const StackedLayer& s = stacked_[sz(l)];
+    p.attention_in.push_back(compile(attention_in_graph(c, w, s, tokens)));
+    p.feed_forward.push_back(compile(feed_forward_graph(c, w, s, tokens)));
+  }
+  p.classifier = compile(classifier_graph(c, weights_, tokens));
+  p.att_x = common_ref(p.attention_in, true, "x");
+  p.q = common_ref(p.attention_in, false, "q");
+  p.k = common_ref(p.attention_in, false, "k");
+  p.v = common_ref(p.attention_in, false, "v");
+  p.ffn_x = common_ref(p.feed_forward, true, "x");
+  p.ffn_att = common_ref(p.feed_forward, true, "att");
+  p.ffn_out = common_ref(p.feed_forward, false, "x");
+  p.cls_x = p.classifier.input("x").ref;
+  p.logits = p.classifier.output("logits").ref;
+  p.attention_in_arena = arena_for(p.attention_in);
+  p.feed_forward_arena = arena_for(p.feed_forward);
+  p.classifier_arena.assign(p.classifier.arena_floats(), 0.0f);
+  return p;
+}
+
+void GraphBackend::prepare(const Model& model) {
+  prepared_ = false;
+  config_ = model.config;
+  const Config& c = config_;
+  weights_ = to_per_layer(model.weights, c);
+  stacked_ = stack_layers(weights_, c);
+  decode_ = build_plans(1);
+  batch_ = build_plans(kBatchTokens);
+  const int64_t hs = c.head_size();
+  x_.assign(sz(kBatchTokens * c.dim), 0.0f);
+  key_cache_.assign(sz(c.kv_cache_floats() / 2), 0.0f);
+  val_cache_.assign(sz(c.kv_cache_floats() / 2), 0.0f);
+  scores_.assign(sz(kBatchTokens * c.n_heads * c.seq_len), 0.0f);
+  rope_cos_.assign(sz(kBatchTokens * hs / 2), 0.0f);
+  rope_sin_.assign(sz(kBatchTokens * hs / 2), 0.0f);
+  prepared_ = true;
+}
+
+void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const float* q,
+                             int64_t q_ld, float* out, int64_t out_ld) {
+  const Config& c = config_;
+  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), heads = c.n_heads;
+  const size_t layer_off = sz(layer * c.seq_len * kv_dim);
+  auto head = [&](int64_t task) {
+    const int64_t t = task / heads, h = task % heads;
+    const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
+    const float* qh = q + t * q_ld + h * hs;
+    attend_head({qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+                start_pos + t + 1, std::span(scores_).subspan(sz(task * c.seq_len), sz(c.seq_len)),
+                {out + t * out_ld + h * hs, sz(hs)});
+  };
+  // Threads pay off once the cache is long enough.
+  const int64_t work = n * (start_pos + n) * hs * heads;
+  exec_.for_each(n * heads, work >= (int64_t{1} << 15), head);
+}
+
+void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
+  const Config& c = config_;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size(), half = hs / 2;
+  for (int64_t t = 0; t < n; ++t) {
+    rope_angles(start_pos + t, hs, std::span(rope_cos_).subspan(sz(t * half), sz(half)),
+                std::span(rope_sin_).subspan(sz(t * half), sz(half)));
+  }
+  float* a1 = p.attention_in_arena.data();
+  float* a2 = p.feed_forward_arena.data();
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    copy_rows(a1 + p.att_x.offset, p.att_x.ld, x_.data(), dim, n, dim);
+    exec_.run(p.attention_in[sz(l)], p.attention_in_arena, n);
+    for (int64_t t = 0; t < n; ++t) {
+      const std::span<const float> cos_t(rope_cos_.data() + t * half, sz(half));
+      const std::span<const float> sin_t(rope_sin_.data() + t * half, sz(half));
+      float* q = a1 + p.q.offset + t * p.q.ld;
+      float* k = a1 + p.k.offset + t * p.k.ld;
+      const float* v = a1 + p.v.offset + t * p.v.ld;
+      rope_rotate({q, sz(dim)}, hs, cos_t, sin_t);
+      rope_rotate({k, sz(kv_dim)}, hs, cos_t, sin_t);
+      const size_t cache_off = sz((l * c.seq_len + start_pos + t) * kv_dim);
+      std::memcpy(key_cache_.data() + cache_off, k, sz(kv_dim) * sizeof(float));
+      std::memcpy(val_cache_.data() + cache_off, v, sz(kv_dim) * sizeof(float));
+    }
+    attention(l, n, start_pos, a1 + p.q.offset, p.q.ld, a2 + p.ffn_att.offset, p.ffn_att.ld);
+    copy_rows(a2 + p.ffn_x.offset, p.ffn_x.ld, x_.data(), dim, n, dim);
+    exec_.run(p.feed_forward[sz(l)], p.feed_forward_arena, n);
+    copy_rows(x_.data(), dim, a2 + p.ffn_out.offset, p.ffn_out.ld, n, dim);
+  }
+}
+
+std::span<const float> GraphBackend::forward(int32_t token, int64_t pos) {
+  if (!prepared_) throw Error("graph: forward called before prepare");
+  const Config& c = config_;
+  check_token_position(c, token, pos);
+  std::memcpy(x_.data(), weights_.token_embedding.data() + sz(token * c.dim),
+              sz(c.dim) * sizeof(float));
+  run_layers(decode_, 1, pos);
+  float* a3 = decode_.classifier_arena.data();
+  std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
+  exec_.run(decode_.classifier, decode_.classifier_arena, 1);
+  return {a3 + decode_.logits.offset, sz(c.vocab_size)};
+}
+
+std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> tokens,
+                                                   int64_t start_pos, bool all_logits) {
+  if (!prepared_) throw Error("graph: forward_batch called before prepare");
+  if (tokens.empty()) throw Error("graph: forward_batch needs at least one token");
+  const Config& c = config_;
+  const auto n = static_cast<int64_t>(tokens.size());
+  for (int64_t i = 0; i < n; ++i) check_token_position(c, tokens[sz(i)], start_pos + i);
+  if (n == 1) return forward(tokens[0], start_pos);
+  if (all_logits) batch_logits_.assign(sz(n * c.vocab_size), 0.0f);
+  int64_t last_rows = 0;
+  for (int64_t done = 0; done < n; done += kBatchTokens) {
+    const int64_t m = std::min(kBatchTokens, n - done);
+    for (int64_t t = 0; t < m; ++t) {
+      std::memcpy(x_.data() + t * c.dim,
+                  weights_.token_embedding.data() + sz(tokens[sz(done + t)] * c.dim),
+                  sz(c.dim) * sizeof(float));
+    }
+    run_layers(batch_, m, start_pos + done);
+    last_rows = m;
+    if (!all_logits) continue;
+    float* a3 = batch_.classifier_arena.data();
+    copy_rows(a3 + batch_.cls_x.offset, batch_.cls_x.ld, x_.data(), c.dim, m, c.dim);
+    exec_.run(batch_.classifier, batch_.classifier_arena, m);
+    copy_rows(batch_logits_.data() + sz(done * c.vocab_size), c.vocab_size,
+              a3 + batch_.logits.offset, batch_.logits.ld, m, c.vocab_size);
+  }
+  if (all_logits) return batch_logits_;
+  // Only the last position's logits are wanted: one classifier row.
+  float* a3 = decode_.classifier_arena.data();
+  std::memcpy(a3 + decode_.cls_x.offset, x_.data() + (last_rows - 1) * c.dim,
+              sz(c.dim) * sizeof(float));
+  exec_.run(decode_.classifier, decode_.classifier_arena, 1);
+  return {a3 + decode_.logits.offset, sz(c.vocab_size)};
+}
+
+}  // namespace llama::graph

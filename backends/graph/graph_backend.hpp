@@ -1,0 +1,71 @@
+// The graph backend: each layer's position-independent work compiled once at
+// prepare into plans (graph IR -> compiler -> arena layout) and replayed per
+// token by the executor; attention over the KV cache calls kernels directly,
+// split across heads.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "executor.hpp"
+#include "llama/backend.hpp"
+#include "plan.hpp"
+#include "stacked_weights.hpp"
+
+namespace llama::graph {
+
+// Every plan for one row count, and the arenas they run in. Plans of the same
+// kind share one arena since they run one after another.
+struct PlanSet {
+  int64_t tokens = 1;
+  // Where the backend reads and writes; the same in every layer's plan.
+  ArenaRef att_x, q, k, v;           // attention_in: input x, outputs q, k, v
+  ArenaRef ffn_x, ffn_att, ffn_out;  // feed_forward: inputs x, att, output x
+  ArenaRef cls_x, logits;            // classifier: input x, output logits
+  std::vector<Plan> attention_in;    // per layer
+  std::vector<Plan> feed_forward;    // per layer
+  Plan classifier;
+  std::vector<float> attention_in_arena;  // f32 [max arena floats of attention_in]
+  std::vector<float> feed_forward_arena;  // f32 [max arena floats of feed_forward]
+  std::vector<float> classifier_arena;    // f32 [classifier arena floats]
+};
+
+class GraphBackend final : public InferenceBackend {
+ public:
+  explicit GraphBackend(const BackendOptions& options);
+
+  std::string name() const override { return "graph"; }
+  void prepare(const Model& model) override;
+  std::span<const float> forward(int32_t token, int64_t pos) override;
+  std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
+                                       bool all_logits = false) override;
+  std::string describe() const override;
+
+  // Rows of the plans forward_batch runs (prompt chunks of at most this many tokens).
+  static constexpr int64_t kBatchTokens = 32;
+
+ private:
+  PlanSet build_plans(int64_t tokens) const;
+  // Runs rows [0, n) of `plans` for positions start_pos.. on x_ (f32 [n, dim]),
+  // leaving the residual stream after the last layer in x_.
+  void run_layers(PlanSet& plans, int64_t n, int64_t start_pos);
+  void attention(int64_t layer, int64_t n, int64_t start_pos, const float* q, int64_t q_ld,
+                 float* out, int64_t out_ld);
+
+  Executor exec_;
+  Config config_;
+  TransformerWeights weights_;  // per-layer views into the model
+  std::vector<StackedLayer> stacked_;
+  PlanSet decode_;  // tokens = 1
+  PlanSet batch_;   // tokens = kBatchTokens
+  bool prepared_ = false;
+
+  std::vector<float> x_;          // f32 [kBatchTokens, dim] residual stream, one row per token
+  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> scores_;     // f32 [kBatchTokens, n_heads, seq_len]
+  std::vector<float> rope_cos_;   // f32 [kBatchTokens, head_size / 2]
+  std::vector<float> rope_sin_;   // f32 [kBatchTokens, head_size / 2]
+};
+
+}  // namespace llama::graph

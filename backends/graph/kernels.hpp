@@ -1,0 +1,31 @@
+// The graph backend's kernels on row-major f32 data. Matrix-vector products
+// take a row range so the executor can split them across threads; every row's
+// result is independent of the split, so thread counts never change a bit.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace llama::graph {
+
+// y[i] = W[i, :] . x (+ residual[i] when residual != nullptr) for rows [r0, r1).
+// W f32 [*, cols]; the dot products accumulate in double.
+void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
+                 const float* residual);
+
+// Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]) for tokens [0, tokens) and rows [r0, r1):
+// the batched form, W's row block reused from cache across the tokens. Each
+// element equals what matvec_rows computes for that token.
+void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
+                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr);
+
+// out = w * x / sqrt(mean(x^2) + eps) (run.c's RMSNorm, sum of squares in double).
+void rmsnorm_row(float* out, const float* x, const float* w, int64_t n);
+
+// out = a + b.
+void add_row(float* out, const float* a, const float* b, int64_t n);
+
+// out = silu(gate) * up, in run.c's operation order.
+void swiglu_row(float* out, const float* gate, const float* up, int64_t n);
+
+}  // namespace llama::graph

@@ -1,0 +1,22 @@
+// The three graphs of a forward pass, for `tokens` rows at a time:
+//   attention_in: x -> rmsnorm -> stacked q/k/v product -> q, k, v (slices)
+//   feed_forward: x, att -> x + wo att -> rmsnorm -> stacked w1/w3 product
+//                 -> swiglu -> x' = x + wo att + w2 (...)
+//   classifier:   x -> rmsnorm -> wcls -> logits
+// Attention over the KV cache runs between the first two, outside any graph.
+#pragma once
+
+#include "graph.hpp"
+#include "llama/config.hpp"
+#include "llama/weights.hpp"
+#include "stacked_weights.hpp"
+
+namespace llama::graph {
+
+Graph attention_in_graph(const Config& c, const LayerTensors& w, const StackedLayer& s,
+                         int64_t tokens);
+Graph feed_forward_graph(const Config& c, const LayerTensors& w, const StackedLayer& s,
+                         int64_t tokens);
+Graph classifier_graph(const Config& c, const TransformerWeights& w, int64_t tokens);
+
+}  // namespace llama::graph
