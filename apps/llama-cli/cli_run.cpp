@@ -81,11 +81,14 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
       generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
         if (text) out << piece << std::flush;
       });
+  // What wrappers such as counting: and timing: observed; stderr keeps JSON clean.
+  const std::string report = backend.report();
   if (text) {
     out << "\n";
-    err << "achieved tok/s: " << r.decode_tok_per_s() << "\n";
+    err << "achieved tok/s: " << r.decode_tok_per_s() << "\n" << report;
     return 0;
   }
+  err << report;
   nlohmann::json j{{"backend", backend.name()},
                    {"prompt_tokens", r.prompt_tokens},
                    {"generated_tokens", r.generated_tokens},

@@ -40,6 +40,13 @@ class InferenceBackend {
   // memory); empty when the backend has nothing to say.
   virtual std::string describe() const { return {}; }
 
+  // Optional account of what the backend did since it was created (call
+  // counts, timings), for an app to show at the end of a run; empty when there
+  // is nothing to say. Library code never prints, so wrappers such as
+  // counting and timing report through this. A wrapper appends its inner
+  // backend's report.
+  virtual std::string report() const { return {}; }
+
  protected:
   std::vector<float> batch_logits_;  // f32 [n_tokens, vocab_size], default forward_batch
 };
