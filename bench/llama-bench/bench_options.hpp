@@ -1,0 +1,46 @@
+// llama-bench's command line: checkpoints x backends x thread counts, the
+// workload sizes, repetitions, output format and plot.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llama::bench {
+
+enum class ReportFormat { md, json, csv };
+enum class BenchAction { run, help, child };
+
+struct BenchOptions {
+  BenchAction action = BenchAction::run;
+  std::vector<std::string> checkpoints;
+  std::vector<std::string> backends{"blas"};
+  std::vector<int> threads;     // default: every core
+  int64_t prompt_tokens = 128;  // -p: prefill through forward_batch
+  int64_t decode_tokens = 64;   // -n: decode from position 0
+  int64_t depth = 0;            // -d: decode again after this many positions (0: skip)
+  int64_t repetitions = 5;      // -r: measured repetitions after the warm-up
+  int64_t warmup = 1;           // untimed repetitions first
+  ReportFormat format = ReportFormat::md;
+  std::string plot_path;         // empty: no plot
+  int64_t bandwidth_mib = 1024;  // read-bandwidth buffer; >= several times the LLC
+  int64_t sgemm_n = 2048;        // sgemm roofline: n x n x n product
+  std::string help_text;
+};
+
+// A bad flag or value; the message names the flag. Exit code 2.
+class BenchUsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// `--run-config` (hidden) selects the child mode: exactly one checkpoint,
+// backend and thread count, result as one JSON line on stdout.
+BenchOptions parse_bench_options(const std::vector<std::string>& args);
+
+// The arguments that make a child run one configuration of `o`.
+std::vector<std::string> child_arguments(const BenchOptions& o, const std::string& checkpoint,
+                                         const std::string& backend, int threads, int64_t depth);
+
+}  // namespace llama::bench

@@ -1,0 +1,224 @@
+// The parent's loop: rooflines first, then checkpoint x backend x threads,
+// each in a fresh child process (llama-bench --run-config ...), so load
+// time and peak RSS are per configuration; then the report and plot.
+#include "bench_run.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "bench_options.hpp"
+#include "child_process.hpp"
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/registry.hpp"
+#include "measure.hpp"
+#include "model_cost.hpp"
+#include "plot.hpp"
+#include "report.hpp"
+#include "rooflines.hpp"
+
+namespace llama::bench {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kProgram = "llama-bench";
+constexpr int kRooflinePasses = 5;
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+int run_child(const BenchOptions& o, std::ostream& out) {
+  RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0],  o.prompt_tokens,
+               o.decode_tokens,  o.depth,       o.repetitions, o.warmup};
+  try {
+    out << run_configuration(spec).dump() << "\n";
+    return 0;
+  } catch (const Error& e) {
+    out << json{{"error", e.what()}}.dump() << "\n";
+  } catch (const std::bad_alloc&) {
+    out << json{{"error", "out of memory"}}.dump() << "\n";
+  } catch (const std::exception& e) {
+    out << json{{"error", std::string("internal error: ") + e.what()}}.dump() << "\n";
+  }
+  return 1;
+}
+
+struct ModelEntry {
+  std::string path;
+  json model;
+  ModelCost cost;
+  int64_t depth = 0;  // 0: skipped for this checkpoint
+};
+
+// Opens every checkpoint before anything slow runs, so a bad path or a
+// workload longer than a model's context fails at once.
+std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
+  std::vector<ModelEntry> models;
+  for (const std::string& path : o.checkpoints) {
+    const Checkpoint ck = Checkpoint::open(path);
+    const int64_t seq = ck.config().seq_len;
+    for (auto [v, flag] :
+         {std::pair{o.prompt_tokens, "--n-prompt"}, {o.decode_tokens, "--n-gen"}}) {
+      if (v > seq) {
+        throw Error(path + ": " + flag + " " + std::to_string(v) + " exceeds seq_len " +
+                    std::to_string(seq));
+      }
+    }
+    ModelEntry m{path, {}, ModelCost::of(ck), o.depth};
+    m.model = model_json(path, ck, m.cost);
+    if (o.depth > 0 && o.depth + o.decode_tokens > seq) {
+      m.depth = 0;
+      notes.push_back(path + ": decode at depth skipped: --depth + --n-gen " +
+                      std::to_string(o.depth + o.decode_tokens) + " exceeds seq_len " +
+                      std::to_string(seq));
+    }
+    models.push_back(std::move(m));
+  }
+  return models;
+}
+
+void check_backends(const BenchOptions& o) {
+  for (const std::string& b : o.backends) {
+    BackendOptions bo;
+    bo.threads = 1;
+    (void)BackendRegistry::instance().create(b, bo);  // throws naming the unknown one
+  }
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(v >= 100 ? 0 : 2) << v;
+  return s.str();
+}
+
+json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& backend, int threads,
+             const Roofline& roof, std::ostream& err) {
+  const std::string label =
+      m.model["name"].get<std::string>() + " " + backend + " j" + std::to_string(threads);
+  const ChildOutput child = run_self(child_arguments(o, m.path, backend, threads, m.depth));
+  std::string error;
+  json raw;
+  try {
+    raw = json::parse(child.out);
+  } catch (const json::exception&) {
+    raw = nullptr;
+  }
+  if (child.signal != 0) {
+    error =
+        "killed by signal " + std::to_string(child.signal) + " (" + strsignal(child.signal) + ")";
+  } else if (raw.is_object() && raw.contains("error")) {
+    error = raw["error"].get<std::string>();
+  } else if (child.exit_code != 0 || !raw.is_object()) {
+    error = "child exited with code " + std::to_string(child.exit_code) + " and no result";
+  }
+  if (!error.empty()) {
+    err << kProgram << ": " << label << ": " << error << "\n";
+    return failed_result_json(m.model, backend, threads, error);
+  }
+  json r = result_json(m.model, m.cost, backend, threads, o, m.depth, raw, roof);
+  err << kProgram << ": " << label << ": pp" << o.prompt_tokens << " "
+      << fmt(r["prefill"]["tok_per_s"]["median"]) << " tok/s, tg" << o.decode_tokens << " "
+      << fmt(r["decode"]["tok_per_s"]["median"]) << " tok/s ("
+      << fmt(r["decode"]["bandwidth_fraction"]) << " of bandwidth)\n";
+  return r;
+}
+
+int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.plot_path.empty()) require_gnuplot();
+  json notes = json::array();
+  const std::vector<ModelEntry> models = load_models(o, notes);
+  check_backends(o);
+
+  std::vector<Roofline> roofs;
+  for (int t : o.threads) {
+    Roofline r;
+    measure_bandwidth(r, t, o.bandwidth_mib * 1024 * 1024, kRooflinePasses);
+    measure_sgemm(r, t, o.sgemm_n, kRooflinePasses);
+    err << kProgram << ": roofline j" << t << ": read " << fmt(r.bandwidth_gbps) << " GB/s, sgemm "
+        << fmt(r.sgemm_gflops) << " GFLOP/s\n";
+    roofs.push_back(r);
+  }
+
+  json results = json::array();
+  bool failed = false;
+  for (const ModelEntry& m : models) {
+    for (const std::string& b : o.backends) {
+      for (size_t i = 0; i < o.threads.size(); ++i) {
+        results.push_back(run_one(o, m, b, o.threads[i], roofs[i], err));
+        failed = failed || results.back()["status"] != "ok";
+      }
+    }
+  }
+
+  json rooflines = json::array();
+  for (const Roofline& r : roofs) rooflines.push_back(roofline_json(r));
+  const unsigned hw = std::thread::hardware_concurrency();
+  const json report{
+      {"program", kProgram},
+      {"version", "0.1.0"},
+      {"settings", settings_json(o)},
+      {"machine", {{"cpu", cpu_model()}, {"cores", hw}, {"openblas_core", openblas_core_name()}}},
+      {"rooflines", rooflines},
+      {"results", results},
+      {"notes", notes}};
+  switch (o.format) {
+    case ReportFormat::md:
+      out << format_markdown(report);
+      break;
+    case ReportFormat::json:
+      out << report.dump(2) << "\n";
+      break;
+    case ReportFormat::csv:
+      out << format_csv(report);
+      break;
+  }
+  out.flush();
+  if (!o.plot_path.empty()) write_plot(report, o.plot_path);
+  if (failed) {
+    err << kProgram << ": some configurations failed (see the error lines above)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  BenchOptions o;
+  try {
+    o = parse_bench_options(args);
+  } catch (const BenchUsageError& e) {
+    err << kProgram << ": " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  if (o.action == BenchAction::help) {
+    out << o.help_text;
+    return 0;
+  }
+  if (o.action == BenchAction::child) return run_child(o, out);
+  try {
+    return run_parent(o, out, err);
+  } catch (const Error& e) {
+    err << kProgram << ": " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    err << kProgram << ": out of memory\n";
+  } catch (const std::exception& e) {
+    err << kProgram << ": internal error: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace llama::bench

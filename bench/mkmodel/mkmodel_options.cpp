@@ -1,0 +1,133 @@
+// Parses llama-mkmodel's flags: a shape name gives every dimension, explicit
+// dimension flags override it, and without a shape all of them are needed.
+#include "mkmodel_options.hpp"
+
+#include <boost/program_options.hpp>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "llama/error.hpp"
+#include "model_shape.hpp"
+
+namespace po = boost::program_options;
+
+namespace llama::bench {
+namespace {
+
+uint64_t parse_seed(const std::string& text) {
+  size_t used = 0;
+  uint64_t value = 0;
+  try {
+    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw MkmodelUsageError("--seed: must be a non-negative integer, got '" + text + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
+  MkmodelOptions o;
+  std::string shape, classifier, seed;
+  struct DimFlag {
+    const char* flag;
+    int64_t Config::*field;
+    const char* help;
+    std::optional<int64_t> value;
+  };
+  std::vector<DimFlag> dims{
+      {"dim", &Config::dim, "transformer width", {}},
+      {"hidden", &Config::hidden_dim, "feed-forward width", {}},
+      {"layers", &Config::n_layers, "number of layers", {}},
+      {"heads", &Config::n_heads, "query heads", {}},
+      {"kv-heads", &Config::n_kv_heads, "key/value heads (default: heads)", {}},
+      {"vocab", &Config::vocab_size, "vocabulary size", {}},
+      {"seq", &Config::seq_len, "maximum positions", {}}};
+  std::vector<int64_t> raw(dims.size(), 0);
+
+  po::options_description desc(
+      "Usage: llama-mkmodel -o FILE (--shape NAME | --dim N --hidden N --layers N --heads N "
+      "--vocab N --seq N) [options]\nOptions");
+  desc.add_options()("output,o", po::value(&o.output)->value_name("FILE"),
+                     "checkpoint to write (required)")(
+      "shape,s", po::value(&shape)->value_name("NAME"), "named shape (see --list-shapes)");
+  for (size_t i = 0; i < dims.size(); ++i) {
+    desc.add_options()(dims[i].flag, po::value(&raw[i])->value_name("N"), dims[i].help);
+  }
+  desc.add_options()("classifier", po::value(&classifier)->value_name("shared|separate"),
+                     "classifier storage (default: the shape's, else shared)")(
+      "seed,r", po::value(&seed)->value_name("NUM"), "random seed (default 42)")(
+      "list-shapes", "list the named shapes and exit")("help,h", "show this help");
+  std::ostringstream help;
+  help << desc;
+  o.help_text = help.str();
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw MkmodelUsageError(e.what());
+  }
+  if (vm.count("help")) {
+    o.action = MkmodelAction::help;
+    return o;
+  }
+  if (vm.count("list-shapes")) {
+    o.action = MkmodelAction::list_shapes;
+    return o;
+  }
+  if (o.output.empty()) throw MkmodelUsageError("--output: required (-o FILE)");
+
+  Config c;
+  bool have_shape = false;
+  if (vm.count("shape")) {
+    try {
+      c = shape_by_name(shape);
+    } catch (const Error& e) {
+      throw MkmodelUsageError(std::string("--shape: ") + e.what());
+    }
+    have_shape = true;
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!vm.count(dims[i].flag)) continue;
+    if (raw[i] < 1 || raw[i] > std::numeric_limits<int32_t>::max()) {
+      throw MkmodelUsageError(std::string("--") + dims[i].flag +
+                              ": must be in [1, 2147483647], got " + std::to_string(raw[i]));
+    }
+    c.*dims[i].field = raw[i];
+  }
+  if (!have_shape) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (std::string(dims[i].flag) == "kv-heads") continue;
+      if (!vm.count(dims[i].flag)) {
+        throw MkmodelUsageError(std::string("--") + dims[i].flag + ": required without --shape");
+      }
+    }
+    if (!vm.count("kv-heads")) c.n_kv_heads = c.n_heads;
+  }
+  if (vm.count("classifier")) {
+    if (classifier == "shared")
+      c.shared_classifier = true;
+    else if (classifier == "separate")
+      c.shared_classifier = false;
+    else
+      throw MkmodelUsageError("--classifier: must be shared or separate, got '" + classifier + "'");
+  }
+  try {
+    c.validate("model");
+  } catch (const Error& e) {
+    throw MkmodelUsageError(e.what());
+  }
+  o.config = c;
+  if (vm.count("seed")) o.seed = parse_seed(seed);
+  return o;
+}
+
+}  // namespace llama::bench
