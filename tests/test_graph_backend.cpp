@@ -1,0 +1,171 @@
+// The graph backend end to end: run.c's streams for every parity case (library
+// and llama-cli), logits against the BLAS backend, threads, batches, --explain
+// and bad input.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/generate.hpp"
+#include "llama/registry.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::unique_ptr<InferenceBackend> make(const std::string& name, int threads = 0) {
+  BackendOptions o;
+  o.threads = threads;
+  return BackendRegistry::instance().create(name, o);
+}
+
+// Largest |a - b| relative to the largest |b|.
+double relative_diff(std::span<const float> a, std::span<const float> b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+std::vector<int32_t> run_case(const nlohmann::json& c, int threads) {
+  const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+  auto backend = make("graph", threads);
+  backend->prepare(ck.model());
+  Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
+                  c["seed"].get<uint64_t>());
+  GenerationOptions g;
+  g.prompt = c["prompt"].get<std::string>();
+  g.steps = c["steps"].get<int64_t>();
+  const auto r = generate(*backend, ck.config(), tok, sampler, g);
+  CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+  std::vector<int32_t> stream = r.prompt_tokens;
+  stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
+  return stream;
+}
+
+}  // namespace
+
+TEST_CASE("graph: every parity case gives run.c's stream, on 1 and 2 threads", "[graph][parity]") {
+  const auto cases = test::load_json(test::reference_path("parity.json"));
+  REQUIRE(cases.size() >= 3);
+  for (const auto& c : cases) {
+    INFO("case " << c["name"].get<std::string>());
+    const auto want = c["stream"].get<std::vector<int32_t>>();
+    CHECK(run_case(c, 1) == want);
+    CHECK(run_case(c, 2) == want);
+  }
+}
+
+TEST_CASE("graph: logits within 1e-4 of blas at every position of the parity cases",
+          "[graph][parity]") {
+  for (const auto& c : test::load_json(test::reference_path("parity.json"))) {
+    INFO("case " << c["name"].get<std::string>());
+    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+    auto graph = make("graph");
+    auto blas = make("blas");
+    graph->prepare(ck.model());
+    blas->prepare(ck.model());
+    const auto stream = c["stream"].get<std::vector<int32_t>>();
+    const auto argmax = c["argmax"].get<std::vector<int32_t>>();
+    const auto positions = std::min(stream.size(), static_cast<size_t>(ck.config().seq_len));
+    for (size_t pos = 0; pos < positions; ++pos) {
+      INFO("position " << pos);
+      const auto g = graph->forward(stream[pos], static_cast<int64_t>(pos));
+      const std::vector<float> got(g.begin(), g.end());
+      const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
+      REQUIRE(got.size() == want.size());
+      REQUIRE(relative_diff(got, want) < 1e-4);
+      if (pos < argmax.size()) {
+        REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
+      }
+    }
+  }
+}
+
+TEST_CASE("graph: batches equal sequential calls bit for bit, prepare restarts", "[graph]") {
+  for (const char* file : {"stories260K.bin", "rand-gqa.bin"}) {
+    INFO(file);
+    const Checkpoint ck = Checkpoint::open(test::model_path(file));
+    std::vector<int32_t> tokens;
+    for (int32_t i = 0; i < 75; ++i) tokens.push_back((i * 37 + 1) % 500);  // crosses chunks of 32
+    auto one = make("graph", 1);
+    one->prepare(ck.model());
+    std::vector<float> sequential;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
+      sequential.insert(sequential.end(), l.begin(), l.end());
+    }
+    one->prepare(ck.model());  // starts over
+    const auto batch = one->forward_batch(tokens, 0, /*all_logits=*/true);
+    REQUIRE(batch.size() == sequential.size());
+    CHECK(std::equal(batch.begin(), batch.end(), sequential.begin()));
+
+    // Prompt in a batch on 2 threads, then one more position: same as sequential.
+    auto two = make("graph", 2);
+    two->prepare(ck.model());
+    const std::span<const int32_t> head(tokens.data(), tokens.size() - 1);
+    const auto last_of_head = two->forward_batch(head, 0);
+    const size_t vocab = static_cast<size_t>(ck.config().vocab_size);
+    CHECK(std::equal(last_of_head.begin(), last_of_head.end(),
+                     sequential.end() - 2 * static_cast<std::ptrdiff_t>(vocab)));
+    const auto next = two->forward(tokens.back(), static_cast<int64_t>(tokens.size()) - 1);
+    CHECK(std::equal(next.begin(), next.end(),
+                     sequential.end() - static_cast<std::ptrdiff_t>(vocab)));
+  }
+}
+
+TEST_CASE("graph: describe prints the compiled plans", "[graph]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
+  auto graph = make("graph");
+  CHECK_THAT(graph->describe(), Contains("not prepared"));
+  graph->prepare(ck.model());
+  const std::string d = graph->describe();
+  CHECK_THAT(d, Contains("plan attention_in") && Contains("plan feed_forward") &&
+                    Contains("plan classifier"));
+  CHECK_THAT(d, Contains("= matvec wqkv[128x64], %2 : [128]"));
+  CHECK_THAT(d, Contains("matvec_add wo[64x64]") && Contains("swiglu"));
+  CHECK_THAT(d, Contains("arena ") && Contains(" B of values") && Contains("KV cache"));
+}
+
+TEST_CASE("graph refuses bad positions, tokens and thread counts", "[graph][bad-input]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("rand-gqa.bin"));
+  auto graph = make("graph");
+  CHECK_THROWS_AS(graph->forward(1, 0), Error);  // before prepare
+  CHECK_THROWS_AS(graph->forward_batch(std::vector<int32_t>{1, 2}, 0), Error);
+  graph->prepare(ck.model());
+  CHECK_THROWS_WITH(graph->forward(1, ck.config().seq_len), Contains("seq_len"));
+  CHECK_THROWS_WITH(graph->forward(-1, 0), Contains("vocabulary"));
+  CHECK_THROWS_WITH(graph->forward(512, 0), Contains("vocabulary"));
+  CHECK_THROWS_AS(graph->forward_batch(std::vector<int32_t>{}, 0), Error);
+  CHECK_THROWS_WITH(graph->forward_batch(std::vector<int32_t>{1, 2}, ck.config().seq_len - 1),
+                    Contains("seq_len"));
+  CHECK_THROWS_AS(make("graph", -1), Error);
+}
+
+TEST_CASE("llama-cli -b graph --format json reproduces every parity case", "[graph][cli]") {
+  for (const auto& c : test::load_json(test::reference_path("parity.json"))) {
+    INFO(c["name"].get<std::string>());
+    const auto r = test::run_llama_cli(
+        {"-c", test::model_path(c["model"]), "-k", test::model_path("tokenizer.bin"), "-p",
+         c["prompt"], "-t", std::to_string(c["temperature"].get<double>()), "--top-p",
+         std::to_string(c["top_p"].get<double>()), "-r", std::to_string(c["seed"].get<int64_t>()),
+         "-s", std::to_string(c["steps"].get<int64_t>()), "--format", "json", "-b", "graph"});
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
+    const auto gen = j["generated_tokens"].get<std::vector<int32_t>>();
+    stream.insert(stream.end(), gen.begin(), gen.end());
+    CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+    CHECK(j["backend"] == "graph");
+  }
+  const auto e =
+      test::run_llama_cli({"-c", test::model_path("rand-gqa.bin"), "-k",
+                           test::model_path("tokenizer.bin"), "-b", "graph", "--explain"});
+  CHECK(e.exit_code == 0);
+  CHECK_THAT(e.out, Contains("= matvec wqkv[") && Contains("arena "));
+}
