@@ -3,9 +3,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "generation_flags.hpp"  // UsageError
 
 namespace llama::cli {
 
@@ -25,12 +26,6 @@ struct CliOptions {
   int threads = 0;  // 0: every core
   OutputFormat format = OutputFormat::text;
   std::string help_text;
-};
-
-// A bad flag or value; the message names the flag. Exit code 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 CliOptions parse_cli(const std::vector<std::string>& args);

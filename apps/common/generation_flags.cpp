@@ -1,0 +1,77 @@
+// Declares and validates the generation flags shared by the apps.
+#include "generation_flags.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+namespace po = boost::program_options;
+
+namespace llama::cli {
+namespace {
+
+// Parsed by hand: lexical_cast would wrap "-5" into a huge unsigned value.
+std::optional<uint64_t> parse_seed(const std::string& text) {
+  size_t used = 0;
+  uint64_t value = 0;
+  try {
+    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw UsageError("--seed: must be a non-negative integer, got '" + text + "'");
+  }
+  if (value == 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+void GenerationFlagParser::add_to(po::options_description& desc) {
+  desc.add_options()("checkpoint,c", po::value(&flags_.checkpoint)->value_name("FILE"),
+                     "llama2.c checkpoint (required)")(
+      "tokenizer,k", po::value(&flags_.tokenizer)->value_name("FILE"),
+      "tokenizer.bin (default: beside the checkpoint, else ./tokenizer.bin)")(
+      "temperature,t", po::value(&temperature_)->value_name("NUM"),
+      "sampling temperature, 0 = greedy (default 0)")(
+      "top-p", po::value(&top_p_)->value_name("NUM"),
+      "nucleus sampling threshold in [0,1] (default 0.9)")(
+      "steps,s", po::value(&steps_)->value_name("NUM"),
+      "positions to run, prompt included; 0 = seq_len (default 256)")(
+      "prompt,p", po::value(&flags_.prompt)->value_name("TEXT"), "prompt (default empty)")(
+      "seed,r", po::value(&seed_)->value_name("NUM"), "random seed (default: the time)")(
+      "threads,j", po::value(&threads_)->value_name("NUM"), "threads (default: all cores)");
+}
+
+GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm) const {
+  GenerationFlags g = flags_;
+  if (g.checkpoint.empty()) throw UsageError("--checkpoint: required (-c FILE)");
+  if (!std::isfinite(temperature_) || temperature_ < 0) {
+    throw UsageError("--temperature: must be a finite number >= 0, got " +
+                     std::to_string(temperature_));
+  }
+  if (!(top_p_ >= 0.0 && top_p_ <= 1.0)) {
+    throw UsageError("--top-p: must be in [0, 1], got " + std::to_string(top_p_));
+  }
+  if (steps_ < 0) throw UsageError("--steps: must be >= 0, got " + std::to_string(steps_));
+  if (vm.count("threads") && (threads_ < 1 || threads_ > 1024)) {
+    throw UsageError("--threads: must be in [1, 1024], got " + std::to_string(threads_));
+  }
+  g.temperature = static_cast<float>(temperature_);
+  g.top_p = static_cast<float>(top_p_);
+  g.steps = steps_;
+  g.threads = static_cast<int>(threads_);
+  if (vm.count("seed")) g.seed = parse_seed(seed_);
+  return g;
+}
+
+std::string resolve_tokenizer_path(const std::string& checkpoint, const std::string& tokenizer) {
+  if (!tokenizer.empty()) return tokenizer;
+  const auto beside = std::filesystem::path(checkpoint).parent_path() / "tokenizer.bin";
+  std::error_code ec;
+  if (std::filesystem::exists(beside, ec)) return beside.string();
+  return "tokenizer.bin";
+}
+
+}  // namespace llama::cli

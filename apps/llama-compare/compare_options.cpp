@@ -1,0 +1,80 @@
+// Parses llama-compare's flags: the shared generation flags plus the backend
+// list, the tolerance and the output format.
+#include "compare_options.hpp"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace llama::compare {
+namespace {
+
+std::vector<std::string> split_backends(const std::string& list) {
+  std::vector<std::string> specs;
+  std::stringstream in(list);
+  std::string spec;
+  while (std::getline(in, spec, ',')) {
+    if (spec.empty()) throw cli::UsageError("--backend: empty name in '" + list + "'");
+    specs.push_back(spec);
+  }
+  if (specs.size() < 2) {
+    throw cli::UsageError("--backend: needs at least two backends, comma-separated, got '" + list +
+                          "'");
+  }
+  return specs;
+}
+
+}  // namespace
+
+CompareOptions parse_compare(const std::vector<std::string>& args) {
+  CompareOptions o;
+  cli::GenerationFlagParser generation;
+  std::string backends, format = "text";
+
+  po::options_description desc(
+      "Usage: llama-compare -c CHECKPOINT -b BASELINE,OTHER[,...] [options]\n"
+      "Generates with the first backend, feeds its tokens to the others and compares logits.\n"
+      "Exit 0 when every stream is identical and every difference within tolerance, else 1.\n"
+      "Options");
+  generation.add_to(desc);
+  desc.add_options()("backend,b", po::value(&backends)->value_name("LIST"),
+                     "comma-separated backends (or wrapper:backend), the first is the baseline "
+                     "(required)")(
+      "tolerance", po::value(&o.tolerance)->value_name("NUM"),
+      "largest allowed logit difference relative to the largest |logit| (default 1e-4)")(
+      "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
+      "help,h", "show this help");
+  std::ostringstream help;
+  help << desc;
+  o.help_text = help.str();
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw cli::UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    o.help = true;
+    return o;
+  }
+  o.run = generation.finish(vm);
+  if (!vm.count("backend")) throw cli::UsageError("--backend: required (-b BASELINE,OTHER)");
+  o.backends = split_backends(backends);
+  if (!std::isfinite(o.tolerance) || o.tolerance < 0) {
+    throw cli::UsageError("--tolerance: must be a finite number >= 0, got " +
+                          std::to_string(o.tolerance));
+  }
+  if (format == "text")
+    o.format = OutputFormat::text;
+  else if (format == "json")
+    o.format = OutputFormat::json;
+  else
+    throw cli::UsageError("--format: must be text or json, got '" + format + "'");
+  return o;
+}
+
+}  // namespace llama::compare

@@ -1,0 +1,25 @@
+// llama-compare's command line: parsing and validation into CompareOptions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "generation_flags.hpp"
+
+namespace llama::compare {
+
+enum class OutputFormat { text, json };
+
+struct CompareOptions {
+  bool help = false;
+  cli::GenerationFlags run;           // checkpoint, tokenizer, prompt, sampling, steps, threads
+  std::vector<std::string> backends;  // specs; the first is the baseline
+  double tolerance = 1e-4;            // on the relative logit difference
+  OutputFormat format = OutputFormat::text;
+  std::string help_text;
+};
+
+// Throws cli::UsageError naming the flag.
+CompareOptions parse_compare(const std::vector<std::string>& args);
+
+}  // namespace llama::compare

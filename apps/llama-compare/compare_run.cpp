@@ -1,0 +1,76 @@
+// llama-compare: option handling, backend creation, the comparison and its report.
+#include "compare_run.hpp"
+
+#include <ctime>
+#include <memory>
+
+#include "compare_options.hpp"
+#include "compare_report.hpp"
+#include "comparison.hpp"
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/registry.hpp"
+
+namespace llama::compare {
+namespace {
+
+constexpr const char* kProgram = "llama-compare";
+
+int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  BackendOptions bo;
+  bo.threads = o.run.threads;
+  std::vector<std::unique_ptr<InferenceBackend>> owned;
+  try {
+    for (const std::string& spec : o.backends) {
+      owned.push_back(BackendRegistry::instance().create(spec, bo));
+    }
+  } catch (const Error& e) {
+    throw cli::UsageError(std::string("--backend: ") + e.what());
+  }
+  std::vector<InferenceBackend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
+
+  const Checkpoint ck = Checkpoint::open(o.run.checkpoint);
+  const Tokenizer tok(cli::resolve_tokenizer_path(o.run.checkpoint, o.run.tokenizer),
+                      ck.config().vocab_size);
+  CompareSettings s;
+  s.prompt = o.run.prompt;
+  s.steps = o.run.steps;
+  s.temperature = o.run.temperature;
+  s.top_p = o.run.top_p;
+  s.seed = o.run.seed ? *o.run.seed : static_cast<uint64_t>(std::time(nullptr));
+
+  const Comparison c = compare_backends(backends, ck.model(), tok, s);
+  if (o.format == OutputFormat::json)
+    write_json(c, o.tolerance, s.seed, out);
+  else
+    write_text(c, o.tolerance, s.seed, out);
+  for (const auto& b : owned) err << b->report();  // what wrappers observed
+  return c.ok(o.tolerance) ? 0 : 1;
+}
+
+}  // namespace
+
+int run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CompareOptions options;
+  try {
+    options = parse_compare(args);
+    if (options.help) {
+      out << options.help_text;
+      return 0;
+    }
+    return run(options, out, err);
+  } catch (const cli::UsageError& e) {
+    err << kProgram << ": " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const Error& e) {
+    err << kProgram << ": " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    err << kProgram << ": out of memory\n";
+  } catch (const std::exception& e) {
+    err << kProgram << ": internal error: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+}  // namespace llama::compare
