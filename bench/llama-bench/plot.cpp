@@ -38,6 +38,7 @@ struct Series {
   std::string fraction;  // the fraction field in that section
   std::string backend;
   int threads = 0;
+  int color = 1;  // one per backend x threads; the depth series adds a pattern
 };
 
 // One panel: a data block per series ("x median roofline fraction" lines)
@@ -66,7 +67,7 @@ void panel(std::ostringstream& s, const json& report, const std::vector<Series>&
     s << "EOD\n";
     const std::string w = std::to_string(width);
     plot += (i ? ", " : "") + name + " using 1:2:(" + w + ") with boxes lc " +
-            std::to_string(i + 1) + (se.section == "decode_at_depth" ? " fs pattern 4" : "") +
+            std::to_string(se.color) + (se.section == "decode_at_depth" ? " fs pattern 4" : "") +
             " title " + quoted(se.title) + ", " + name + " using ($1-" + w + "/2):3:(" + w +
             "):(0) with vectors nohead lw 2 lc rgb 'black' notitle, " + name +
             " using 1:2:(sprintf('%.2f', $4)) with labels offset 0,0.8 font ',8' notitle";
@@ -90,18 +91,20 @@ std::string plot_script(const json& report, const std::string& png_path) {
   const std::string pp = "pp" + std::to_string(st["prompt_tokens"].get<int64_t>());
   const int64_t depth = st["depth"].get<int64_t>();
   std::vector<Series> decode, prefill;
+  int color = 0;
   for (const auto& [backend, threads] : configs) {
+    ++color;
     const std::string label = backend + " j" + std::to_string(threads);
-    decode.push_back({label + " " + tg, "decode", "bandwidth_fraction", backend, threads});
+    decode.push_back({label + " " + tg, "decode", "bandwidth_fraction", backend, threads, color});
     if (depth > 0) {
       decode.push_back({label + " " + tg + "@d" + std::to_string(depth), "decode_at_depth",
-                        "bandwidth_fraction", backend, threads});
+                        "bandwidth_fraction", backend, threads, color});
     }
-    prefill.push_back({label + " " + pp, "prefill", "sgemm_fraction", backend, threads});
+    prefill.push_back({label + " " + pp, "prefill", "sgemm_fraction", backend, threads, color});
   }
 
   std::ostringstream s;
-  s << "set terminal pngcairo size 1400,600 font 'sans,10'\n"
+  s << "set terminal pngcairo size 1400,600 font 'sans,10' noenhanced\n"
     << "set output " << quoted(png_path) << "\n"
     << "set multiplot layout 1,2 title "
     << quoted(

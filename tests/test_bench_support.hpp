@@ -1,0 +1,27 @@
+// Helpers for the bench tests: running llama-bench and llama-mkmodel as a
+// user does and checking their one-line errors.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace llama::test {
+
+// Runs `program` with `args` (each shell-quoted), capturing stdout and stderr.
+ProcessResult run_program(const std::string& program, const std::vector<std::string>& args);
+
+inline ProcessResult run_bench(const std::vector<std::string>& args) {
+  return run_program(LLAMA_BENCH_PATH, args);
+}
+inline ProcessResult run_mkmodel(const std::vector<std::string>& args) {
+  return run_program(LLAMA_MKMODEL_PATH, args);
+}
+
+// A failed run: exit `code`, stderr one line starting "<program>: " and naming `needle`.
+void check_one_line_error(const ProcessResult& r, const std::string& program, int code,
+                          const std::string& needle);
+
+}  // namespace llama::test
