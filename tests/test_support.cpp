@@ -110,9 +110,13 @@ std::vector<std::byte> make_checkpoint_bytes(const std::vector<int32_t>& header,
 }
 
 ProcessResult run_llama_cli(const std::vector<std::string>& args) {
+  return run_program(LLAMA_CLI_PATH, args);
+}
+
+ProcessResult run_program(const std::string& path, const std::vector<std::string>& args) {
   const std::string out_path = temp_path("cli-out-" + std::to_string(::getpid()));
   const std::string err_path = temp_path("cli-err-" + std::to_string(::getpid()));
-  std::string cmd = shell_quote(LLAMA_CLI_PATH);
+  std::string cmd = shell_quote(path);
   for (const auto& a : args) {
     cmd.push_back(' ');
     cmd.append(shell_quote(a));

@@ -41,7 +41,9 @@ struct ProcessResult {
   std::string out;
   std::string err;
 };
-// Runs llama-cli with `args` (shell-quoted here) and captures its output.
+// Runs the program at `path` with `args` (shell-quoted here) and captures its output.
+ProcessResult run_program(const std::string& path, const std::vector<std::string>& args);
+// run_program for llama-cli.
 ProcessResult run_llama_cli(const std::vector<std::string>& args);
 
 }  // namespace llama::test

@@ -1,0 +1,261 @@
+// The conformance checks: each runs a backend by spec and compares it with the
+// reference backend, with itself under other calls, or with run.c's streams.
+#include "conformance_checks.hpp"
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/generate.hpp"
+#include "llama/registry.hpp"
+#include "llama/sampler.hpp"
+#include "logit_diff.hpp"
+#include "test_support.hpp"
+
+namespace llama::conformance {
+namespace {
+
+std::unique_ptr<InferenceBackend> make(const std::string& spec, int threads = 0) {
+  BackendOptions o;
+  o.threads = threads;
+  return BackendRegistry::instance().create(spec, o);
+}
+
+// Runs `body`, turning any exception into a failure of `r`.
+CheckResult guarded(const std::function<void(CheckResult&)>& body) {
+  CheckResult r;
+  try {
+    body(r);
+  } catch (const std::exception& e) {
+    r.fail(std::string("threw: ") + e.what());
+  }
+  return r;
+}
+
+// Logits of `tokens` at positions start, start + 1, ... one forward each: f32 [n, vocab].
+std::vector<float> run_sequential(InferenceBackend& b, std::span<const int32_t> tokens,
+                                  int64_t start = 0) {
+  std::vector<float> out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const auto logits = b.forward(tokens[i], start + static_cast<int64_t>(i));
+    out.insert(out.end(), logits.begin(), logits.end());
+  }
+  return out;
+}
+
+// Fails `r` at the first row (position first_pos + row) where `got` is off
+// `want` by more than the tolerance, is not finite, or has the wrong size.
+void compare_rows(CheckResult& r, const std::string& what, std::span<const float> got,
+                  std::span<const float> want, int64_t vocab, int64_t first_pos = 0) {
+  if (got.size() != want.size()) {
+    r.fail(what + ": " + std::to_string(got.size()) + " logits, expected " +
+           std::to_string(want.size()));
+    return;
+  }
+  const auto n = static_cast<size_t>(vocab);
+  for (size_t at = 0; at + n <= got.size(); at += n) {
+    const auto d = compare::diff_logits(got.subspan(at, n), want.subspan(at, n));
+    if (!(d.max_rel <= kTolerance)) {
+      r.fail(what + ": position " + std::to_string(first_pos + static_cast<int64_t>(at / n)) +
+             ": relative difference " + std::to_string(d.max_rel) + " at token " +
+             std::to_string(d.abs_index) + " (tolerance " + std::to_string(kTolerance) + ")");
+      return;
+    }
+  }
+}
+
+// Runs `call` and fails `r` unless it throws llama::Error.
+void expect_error(CheckResult& r, const std::string& what, const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error&) {
+    return;
+  } catch (const std::exception& e) {
+    r.fail(what + ": threw " + e.what() + " instead of llama::Error");
+    return;
+  }
+  r.fail(what + ": no error");
+}
+
+}  // namespace
+
+std::vector<Shape> generated_shapes() {
+  return {
+      {"multi-head", {32, 64, 2, 4, 4, 64, 16}},
+      {"grouped-query", {48, 96, 2, 6, 2, 96, 16}},
+      {"multi-query", {32, 80, 2, 4, 1, 64, 16}},
+      {"separate-classifier", {32, 64, 2, 4, 2, -64, 16}},
+      {"odd-sizes", {20, 36, 1, 2, 1, 37, 9}},
+  };
+}
+
+std::string write_random_checkpoint(const Shape& shape, uint64_t seed) {
+  std::vector<std::byte> bytes;
+  for (int32_t v : shape.header) test::append(bytes, v);
+  Rng rng(seed);
+  const int64_t n = test::checkpoint_floats(shape.header);
+  for (int64_t i = 0; i < n; ++i) test::append(bytes, rng.next_f32() - 0.5f);  // in [-0.5, 0.5)
+  const std::string path =
+      test::temp_path("conformance-" + shape.name + "-" + std::to_string(seed) + ".bin");
+  test::write_file(path, bytes);
+  return path;
+}
+
+std::vector<int32_t> test_tokens(const Config& config, int64_t count) {
+  std::vector<int32_t> tokens = {kBosToken};
+  for (int64_t i = 1; i < count; ++i) {
+    tokens.push_back(static_cast<int32_t>((i * 7919 + 13) % config.vocab_size));
+  }
+  return tokens;
+}
+
+CheckResult check_logits_match_reference(const std::string& spec, const Model& model,
+                                         std::span<const int32_t> tokens) {
+  return guarded([&](CheckResult& r) {
+    auto backend = make(spec);
+    auto reference = make("reference");
+    backend->prepare(model);
+    reference->prepare(model);
+    const std::vector<float> want = run_sequential(*reference, tokens);
+    const std::vector<float> got = run_sequential(*backend, tokens);
+    for (size_t i = 0; i < got.size() && r.ok; ++i) {
+      if (!std::isfinite(got[i])) {
+        r.fail("logit " + std::to_string(i % size_t(model.config.vocab_size)) + " at position " +
+               std::to_string(i / size_t(model.config.vocab_size)) + " is not finite");
+      }
+    }
+    compare_rows(r, spec + " against reference on " + model.source, got, want,
+                 model.config.vocab_size);
+  });
+}
+
+CheckResult check_reference_stream(const std::string& spec, const nlohmann::json& c) {
+  return guarded([&](CheckResult& r) {
+    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+    const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+    auto backend = make(spec);
+    backend->prepare(ck.model());
+    Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
+                    c["seed"].get<uint64_t>());
+    GenerationOptions g;
+    g.prompt = c["prompt"].get<std::string>();
+    g.steps = c["steps"].get<int64_t>();
+    const GenerationResult result = generate(*backend, ck.config(), tok, sampler, g);
+    std::vector<int32_t> stream = result.prompt_tokens;
+    stream.insert(stream.end(), result.generated_tokens.begin(), result.generated_tokens.end());
+    const auto want = c["stream"].get<std::vector<int32_t>>();
+    const auto [got_it, want_it] =
+        std::mismatch(stream.begin(), stream.end(), want.begin(), want.end());
+    if (got_it != stream.end() || want_it != want.end()) {
+      r.fail(c["name"].get<std::string>() + ": stream departs from run.c's at position " +
+             std::to_string(got_it - stream.begin()) + " (" + std::to_string(stream.size()) +
+             " tokens, run.c " + std::to_string(want.size()) + ")");
+    }
+    if ((result.stop_reason == StopReason::bos) != c["stopped_at_bos"].get<bool>()) {
+      r.fail(c["name"].get<std::string>() + ": stop reason differs from run.c's");
+    }
+  });
+}
+
+CheckResult check_prepare_twice(const std::string& spec, const Model& first, const Model& second) {
+  return guarded([&](CheckResult& r) {
+    const auto tokens_first = test_tokens(first.config, std::min<int64_t>(8, first.config.seq_len));
+    const auto tokens_second =
+        test_tokens(second.config, std::min<int64_t>(8, second.config.seq_len));
+    auto fresh = [&](const Model& m, std::span<const int32_t> tokens) {
+      auto b = make(spec);
+      b->prepare(m);
+      return run_sequential(*b, tokens);
+    };
+    const std::vector<float> want_first = fresh(first, tokens_first);
+    const std::vector<float> want_second = fresh(second, tokens_second);
+
+    auto backend = make(spec);
+    backend->prepare(first);
+    run_sequential(*backend, tokens_first);
+    backend->prepare(first);  // starts over: the same logits again
+    compare_rows(r, "second prepare, same model", run_sequential(*backend, tokens_first),
+                 want_first, first.config.vocab_size);
+    backend->prepare(second);  // another shape
+    compare_rows(r, "prepare with another model", run_sequential(*backend, tokens_second),
+                 want_second, second.config.vocab_size);
+    backend->prepare(first);
+    compare_rows(r, "prepare back to the first model", run_sequential(*backend, tokens_first),
+                 want_first, first.config.vocab_size);
+  });
+}
+
+CheckResult check_batch_matches_sequential(const std::string& spec, const Model& model) {
+  return guarded([&](CheckResult& r) {
+    const int64_t vocab = model.config.vocab_size;
+    const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
+    auto backend = make(spec);
+    backend->prepare(model);
+    const std::vector<float> sequential = run_sequential(*backend, tokens);
+    const std::span<const float> want(sequential);
+
+    backend->prepare(model);
+    compare_rows(r, "forward_batch all_logits", backend->forward_batch(tokens, 0, true), want,
+                 vocab);
+    backend->prepare(model);
+    compare_rows(r, "forward_batch last logits", backend->forward_batch(tokens, 0, false),
+                 want.last(static_cast<size_t>(vocab)), vocab, int64_t(tokens.size()) - 1);
+    backend->prepare(model);
+    const size_t split = 3;  // forward for the first positions, then a batch from position 3
+    run_sequential(*backend, std::span(tokens).first(split));
+    compare_rows(r, "forward_batch after forward",
+                 backend->forward_batch(std::span(tokens).subspan(split), int64_t(split), true),
+                 want.subspan(split * static_cast<size_t>(vocab)), vocab, int64_t(split));
+  });
+}
+
+CheckResult check_seq_len_bound(const std::string& spec, const Model& model) {
+  return guarded([&](CheckResult& r) {
+    const Config& c = model.config;
+    const auto tokens = test_tokens(c, c.seq_len);
+    auto reference = make("reference");
+    reference->prepare(model);
+    const std::vector<float> want = run_sequential(*reference, tokens);
+
+    auto backend = make(spec);
+    expect_error(r, "forward before prepare", [&] { backend->forward(kBosToken, 0); });
+    backend->prepare(model);
+    expect_error(r, "token -1", [&] { backend->forward(-1, 0); });
+    expect_error(r, "token vocab_size", [&] { backend->forward(int32_t(c.vocab_size), 0); });
+    compare_rows(r, "every position up to seq_len - 1 after refused tokens",
+                 run_sequential(*backend, tokens), want, c.vocab_size);
+    expect_error(r, "forward at seq_len", [&] { backend->forward(kBosToken, c.seq_len); });
+
+    backend->prepare(model);
+    const size_t tail = 2;  // the last two positions, then a batch of three crossing seq_len
+    const auto head = std::span(tokens).first(tokens.size() - tail);
+    run_sequential(*backend, head);
+    const std::vector<int32_t> crossing = {tokens[head.size()], tokens[head.size() + 1], kBosToken};
+    expect_error(r, "forward_batch crossing seq_len",
+                 [&] { backend->forward_batch(crossing, int64_t(head.size()), true); });
+    compare_rows(r, "forward_batch up to seq_len after the refused batch",
+                 backend->forward_batch(std::span(tokens).last(tail), int64_t(head.size()), true),
+                 std::span(want).last(tail * size_t(c.vocab_size)), c.vocab_size,
+                 int64_t(head.size()));
+  });
+}
+
+CheckResult check_threads_agree(const std::string& spec, const Model& model) {
+  return guarded([&](CheckResult& r) {
+    const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
+    auto run = [&](int threads) {
+      auto b = make(spec, threads);
+      b->prepare(model);
+      const auto prompt = b->forward_batch(std::span(tokens).first(4), 0, true);
+      std::vector<float> out(prompt.begin(), prompt.end());
+      const auto rest = run_sequential(*b, std::span(tokens).subspan(4), 4);
+      out.insert(out.end(), rest.begin(), rest.end());
+      return out;
+    };
+    compare_rows(r, "2 threads against 1", run(2), run(1), model.config.vocab_size);
+  });
+}
+
+}  // namespace llama::conformance

@@ -1,0 +1,93 @@
+// Deliberately broken wrappers, registered under test-only names, that the
+// conformance checks and llama-compare must catch: each adds one fault to
+// any backend ("test-noisy:blas").
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "llama/registry.hpp"
+
+namespace {
+
+using namespace llama;
+
+enum class Fault {
+  noisy,                  // adds noise to one logit
+  noisy_with_2_threads,   // noise only when created with 2 threads
+  noisy_after_reprepare,  // noise from the second prepare on
+  batch_last_only,        // forward_batch ignores all_logits
+  no_seq_len_bound,       // positions >= seq_len return stale logits instead of an error
+  derailed,               // at position 10 the argmax moves to another token
+};
+
+class FaultyWrapper final : public InferenceBackend {
+ public:
+  FaultyWrapper(std::unique_ptr<InferenceBackend> inner, Fault fault, int threads)
+      : inner_(std::move(inner)), fault_(fault), threads_(threads) {}
+
+  std::string name() const override { return "faulty:" + inner_->name(); }
+
+  void prepare(const Model& model) override {
+    inner_->prepare(model);
+    seq_len_ = model.config.seq_len;
+    ++prepares_;
+  }
+
+  std::span<const float> forward(int32_t token, int64_t pos) override {
+    if (fault_ == Fault::no_seq_len_bound && pos >= seq_len_ && !logits_.empty()) return logits_;
+    const auto clean = inner_->forward(token, pos);
+    logits_.assign(clean.begin(), clean.end());
+    const bool noisy = fault_ == Fault::noisy ||
+                       (fault_ == Fault::noisy_with_2_threads && threads_ == 2) ||
+                       (fault_ == Fault::noisy_after_reprepare && prepares_ >= 2);
+    if (noisy) logits_[logits_.size() / 2] += 1e-3f * largest_magnitude();
+    if (fault_ == Fault::derailed && pos == 10) {
+      const auto best = std::max_element(logits_.begin(), logits_.end());
+      logits_[size_t(best - logits_.begin() + 1) % logits_.size()] = *best + 1.0f;
+    }
+    return logits_;
+  }
+
+  std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
+                                       bool all_logits) override {
+    if (fault_ == Fault::batch_last_only) return inner_->forward_batch(tokens, start_pos, false);
+    return InferenceBackend::forward_batch(tokens, start_pos, all_logits);  // through forward
+  }
+
+ private:
+  float largest_magnitude() const {
+    float m = 0;
+    for (float v : logits_) m = std::max(m, std::abs(v));
+    return m > 0 ? m : 1.0f;
+  }
+
+  std::unique_ptr<InferenceBackend> inner_;
+  Fault fault_;
+  int threads_;
+  int64_t seq_len_ = 0;
+  int64_t prepares_ = 0;
+  std::vector<float> logits_;  // f32 [vocab_size], the last forward's
+};
+
+WrapperFactory make_faulty(Fault fault) {
+  return [fault](std::unique_ptr<InferenceBackend> inner, const BackendOptions& o) {
+    return std::make_unique<FaultyWrapper>(std::move(inner), fault, o.threads);
+  };
+}
+
+const WrapperRegistrar kNoisy{"test-noisy", "test only: noise on one logit",
+                              make_faulty(Fault::noisy)};
+const WrapperRegistrar kNoisyThreads{"test-noisy-2-threads", "test only: noise with 2 threads",
+                                     make_faulty(Fault::noisy_with_2_threads)};
+const WrapperRegistrar kNoisyReprepare{"test-noisy-after-reprepare",
+                                       "test only: noise after a second prepare",
+                                       make_faulty(Fault::noisy_after_reprepare)};
+const WrapperRegistrar kBatchLastOnly{"test-batch-last-only",
+                                      "test only: forward_batch ignores all_logits",
+                                      make_faulty(Fault::batch_last_only)};
+const WrapperRegistrar kNoBound{"test-no-seq-len-bound", "test only: no error past seq_len",
+                                make_faulty(Fault::no_seq_len_bound)};
+const WrapperRegistrar kDerailed{"test-derailed", "test only: another argmax at position 10",
+                                 make_faulty(Fault::derailed)};
+
+}  // namespace

@@ -1,0 +1,79 @@
+// The conformance suite's own tests: every registered backend has a suite, and
+// each check fails on a backend with the fault it is meant to catch (the
+// faulty wrappers of faulty_wrappers.cpp) while passing on blas.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "conformance_checks.hpp"
+#include "llama/checkpoint.hpp"
+#include "llama/registry.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+using namespace llama::conformance;
+using Catch::Matchers::Contains;
+
+TEST_CASE("every registered backend has a conformance suite", "[conformance-selftest]") {
+  std::istringstream in(LLAMA_CONFORMANCE_BACKENDS);  // specs given to llama_add_conformance
+  std::vector<std::string> covered;
+  for (std::string spec; std::getline(in, spec, ',');) covered.push_back(spec);
+  for (const std::string& name : BackendRegistry::instance().backend_names()) {
+    INFO("backend '" << name << "' has no suite: add llama_add_conformance(" << name
+                     << ") to tests/conformance/CMakeLists.txt");
+    CHECK(std::find(covered.begin(), covered.end(), name) != covered.end());
+  }
+}
+
+TEST_CASE("a backend with noise on one logit fails the reference checks",
+          "[conformance-selftest]") {
+  for (const char* file : {"stories260K.bin", "rand-gqa.bin", "mini32k.bin"}) {
+    INFO(file);
+    const Checkpoint ck = Checkpoint::open(test::model_path(file));
+    const auto tokens = test_tokens(ck.config(), 8);
+    const CheckResult noisy = check_logits_match_reference("test-noisy:blas", ck.model(), tokens);
+    CHECK_FALSE(noisy.ok);
+    CHECK_THAT(noisy.failure,
+               Contains("position 0: relative difference") &&
+                   Contains("at token " + std::to_string(ck.config().vocab_size / 2)));
+    CHECK(check_logits_match_reference("blas", ck.model(), tokens).ok);
+    // The noise is consistent, so the checks of self-consistency still pass.
+    CHECK(check_batch_matches_sequential("test-noisy:blas", ck.model()).ok);
+  }
+  for (const Shape& shape : generated_shapes()) {
+    INFO(shape.name);
+    const Checkpoint ck = Checkpoint::open(write_random_checkpoint(shape, 7));
+    CHECK_FALSE(
+        check_logits_match_reference("test-noisy:blas", ck.model(), test_tokens(ck.config(), 4))
+            .ok);
+  }
+}
+
+TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") {
+  const Checkpoint s260 = Checkpoint::open(test::model_path("stories260K.bin"));
+  const Checkpoint gqa = Checkpoint::open(test::model_path("rand-gqa.bin"));
+  const Checkpoint small = Checkpoint::open(write_random_checkpoint(generated_shapes()[0], 7));
+  const Model& m = s260.model();
+
+  CHECK(check_threads_agree("blas", m).ok);
+  const auto threads = check_threads_agree("test-noisy-2-threads:blas", m);
+  CHECK_THAT(threads.failure, Contains("2 threads against 1"));
+
+  CHECK(check_prepare_twice("blas", m, gqa.model()).ok);
+  const auto twice = check_prepare_twice("test-noisy-after-reprepare:blas", m, gqa.model());
+  CHECK_THAT(twice.failure, Contains("second prepare, same model"));
+
+  CHECK(check_batch_matches_sequential("blas", m).ok);
+  const auto batch = check_batch_matches_sequential("test-batch-last-only:blas", m);
+  CHECK_THAT(batch.failure, Contains("forward_batch all_logits") && Contains("logits, expected"));
+
+  CHECK(check_seq_len_bound("blas", small.model()).ok);
+  const auto bound = check_seq_len_bound("test-no-seq-len-bound:blas", small.model());
+  CHECK_THAT(bound.failure, Contains("forward at seq_len: no error"));
+
+  const auto cases = test::load_json(test::reference_path("parity.json"));
+  const auto& greedy = cases.at(0);  // s260-greedy
+  REQUIRE(greedy["temperature"].get<double>() == 0.0);
+  CHECK(check_reference_stream("blas", greedy).ok);
+  const auto stream = check_reference_stream("test-derailed:blas", greedy);
+  CHECK_THAT(stream.failure, Contains("departs from run.c's at position 11"));
+}
