@@ -13,6 +13,7 @@
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
+#include "verify_checkpoint.hpp"
 
 namespace llama::cli {
 namespace {
@@ -23,37 +24,6 @@ void list_backends(std::ostream& out) {
   for (const RegistryEntry& e : BackendRegistry::instance().entries()) {
     out << (e.is_wrapper ? "wrapper " : "backend ") << e.name << "\t" << e.description << "\n";
   }
-}
-
-int verify_checkpoint(const Checkpoint& ck, std::ostream& out) {
-  out << "checkpoint: " << ck.model().source << " (legacy version 0, f32)\n"
-      << "config: " << ck.config().to_string() << "\n";
-  bool all_finite = true;
-  for (const TensorInfo& t : ck.tensors()) {
-    double sum = 0;
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    bool finite = true;
-    for (float v : t.data) {
-      if (!std::isfinite(v)) {
-        finite = false;
-        continue;
-      }
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-      sum += v;
-    }
-    all_finite = all_finite && finite;
-    std::string shape;
-    for (int64_t d : t.shape) {
-      if (!shape.empty()) shape += 'x';
-      shape += std::to_string(d);
-    }
-    out << std::left << std::setw(16) << t.name << " [" << shape << "]  min " << lo << "  max "
-        << hi << "  mean " << sum / static_cast<double>(t.data.size())
-        << (finite ? "  finite" : "  NOT FINITE") << "\n";
-  }
-  out << (all_finite ? "all values finite\n" : "some values are not finite\n");
-  return all_finite ? 0 : 1;
 }
 
 int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {

@@ -43,8 +43,15 @@ BlasBackend::BlasBackend(const BackendOptions& options)
 
 void BlasBackend::prepare(const Model& model) {
   config_ = model.config;
-  weights_ = to_flat(model.weights, config_);
+  const bool q8 = model.weights.format == WeightFormat::q8_0;
+  // Q8_0 files interleave layers; per-layer views keep the int8 weights in the mapping.
+  weights_ = q8 ? to_per_layer(model.weights, config_) : to_flat(model.weights, config_);
   const Config& c = config_;
+  if (q8) {
+    q8_kernel_ = best_q8_kernel();
+    xq_.resize(c.dim, weights_.group_size);
+    hq_.resize(c.hidden_dim, weights_.group_size);
+  }
   auto sized = [](std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); };
   sized(x_, c.dim);
   sized(xb_, c.dim);
@@ -85,6 +92,7 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("blas: forward called before prepare");
   const Config& c = config_;
   check_token_position(c, token, pos);
+  if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   openblas_set_threads(threads_);
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
@@ -129,6 +137,12 @@ std::string BlasBackend::describe() const {
     << "  per layer: rmsnorm, sgemv wq/wk/wv, rope, attention (oneTBB over heads),"
        " sgemv wo, residual, rmsnorm, sgemv w1/w3, swiglu, sgemv w2, residual\n"
     << "  final: rmsnorm, sgemv classifier\n";
+  if (prepared_ && weights_.format == WeightFormat::q8_0) {
+    s << "  Q8_0 weights (group size " << weights_.group_size
+      << "): every product quantizes its input per group and runs int8 dot products"
+         " (kernel "
+      << to_string(q8_kernel_) << ", rows split over threads) in place of sgemv\n";
+  }
   if (prepared_) {
     s << "  model: " << config_.to_string() << "\n"
       << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)

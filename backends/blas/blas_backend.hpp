@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
+#include "llama/q8.hpp"
 
 namespace llama::blas {
 
@@ -26,12 +27,16 @@ class BlasBackend final : public InferenceBackend {
 
  private:
   void attention(int64_t layer, int64_t pos);
+  // Q8_0 weights (blas_q8.cpp): runq.c's forward pass with int8 kernels.
+  std::span<const float> forward_q8(int32_t token, int64_t pos);
+  void attention_q8(int64_t layer, int64_t pos);
+  void q8_matvec(std::span<float> y, const QuantizedTensor& w, const Q8Vector& x);
   void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
-  TransformerWeights weights_;  // flat layout, views into the mapping
+  TransformerWeights weights_;  // views into the mapping: flat (f32) or per-layer (Q8_0)
   bool prepared_ = false;
 
   // Run state.
@@ -47,6 +52,10 @@ class BlasBackend final : public InferenceBackend {
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> rope_cos_;   // f32 [head_size / 2]
   std::vector<float> rope_sin_;   // f32 [head_size / 2]
+  // Q8_0 run state: activations quantized per group before each product.
+  Q8Kernel q8_kernel_ = Q8Kernel::portable;
+  Q8Vector xq_;  // i8 [dim], f32 [dim / group_size]
+  Q8Vector hq_;  // i8 [hidden_dim], f32 [hidden_dim / group_size]
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
   std::vector<float> bx_;    // f32 [n, dim] residual streams

@@ -61,12 +61,19 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(logits_, c.vocab_size);
   zeros(key_cache_, c.kv_cache_floats() / 2);
   zeros(val_cache_, c.kv_cache_floats() / 2);
+  if (weights_.format == WeightFormat::q8_0) {
+    xq_.resize(c.dim, weights_.group_size);
+    hq_.resize(c.hidden_dim, weights_.group_size);
+    zeros(rope_cos_, c.head_size() / 2);
+    zeros(rope_sin_, c.head_size() / 2);
+  }
   prepared_ = true;
 }
 
 std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("reference: forward called before prepare");
   check_token_position(config_, token, pos);
+  if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   const Config& c = config_;
   const int64_t dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim(), hs = c.head_size();
 
@@ -137,6 +144,10 @@ std::string ReferenceBackend::describe() const {
   std::ostringstream s;
   s << "reference backend: plain loops, double accumulation, 1 thread, per-layer layout\n";
   if (prepared_) s << "  model: " << config_.to_string() << "\n";
+  if (prepared_ && weights_.format == WeightFormat::q8_0) {
+    s << "  Q8_0 weights (group size " << weights_.group_size
+      << "): runq.c's int8 products, portable kernel\n";
+  }
   return s.str();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
+#include "llama/q8.hpp"
 
 namespace llama::reference {
 
@@ -17,6 +18,10 @@ class ReferenceBackend final : public InferenceBackend {
   std::string describe() const override;
 
  private:
+  // Q8_0 weights (reference_q8.cpp): runq.c's forward pass, read top to bottom,
+  // with the portable int8 kernel.
+  std::span<const float> forward_q8(int32_t token, int64_t pos);
+
   Config config_;
   TransformerWeights weights_;  // per-layer layout
   bool prepared_ = false;
@@ -31,6 +36,10 @@ class ReferenceBackend final : public InferenceBackend {
   std::vector<float> logits_;     // f32 [vocab_size]
   std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  Q8Vector xq_;                   // Q8_0 only: i8 [dim], f32 [dim / group_size]
+  Q8Vector hq_;                   // Q8_0 only: i8 [hidden_dim], f32 [hidden_dim / group_size]
+  std::vector<float> rope_cos_;   // Q8_0 only: f32 [head_size / 2]
+  std::vector<float> rope_sin_;   // Q8_0 only: f32 [head_size / 2]
 };
 
 }  // namespace llama::reference

@@ -3,14 +3,13 @@
 
 #include <cstring>
 
+#include "checkpoint_ak42.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/mapped_file.hpp"
 
 namespace llama {
 namespace {
-
-constexpr uint32_t kMagicAk42 = 0x616b3432;  // "ak42": llama2.c export versions 1 and 2
 
 // Hands out consecutive tensors from the file, refusing any past its end.
 class TensorCursor {
@@ -32,7 +31,8 @@ class TensorCursor {
         name,
         std::move(shape),
         offset_,
-        {reinterpret_cast<const float*>(bytes_.data() + offset_), static_cast<size_t>(count)}};
+        {reinterpret_cast<const float*>(bytes_.data() + offset_), static_cast<size_t>(count)},
+        {}};
     offset_ = end;
     return t;
   }
@@ -57,16 +57,16 @@ Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string
   if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) {
     throw Error(source + ": checkpoint bytes are not 4-byte aligned");
   }
+  // Versions 1 and 2 start with the magic; legacy files start with dim.
+  uint32_t magic = 0;
+  if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
+  if (magic == kAk42Magic) return Ak42Reader::parse(bytes, source, std::move(storage));
   if (bytes.size() < static_cast<size_t>(kHeaderBytes)) {
     throw Error(source + ": truncated: header needs " + std::to_string(kHeaderBytes) +
                 " bytes, file has " + std::to_string(bytes.size()));
   }
   int32_t header[7];
   std::memcpy(header, bytes.data(), sizeof header);
-  if (static_cast<uint32_t>(header[0]) == kMagicAk42) {
-    throw Error(source + ": llama2.c version " + std::to_string(header[1]) +
-                " checkpoint (\"ak42\" magic); only legacy version 0 files are supported");
-  }
   Checkpoint ck;
   ck.file_size_ = static_cast<int64_t>(bytes.size());
   Config& c = ck.model_.config;
@@ -107,8 +107,24 @@ Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string
 
 int64_t Checkpoint::weight_bytes() const {
   int64_t total = 0;
-  for (const TensorInfo& t : tensors_) total += static_cast<int64_t>(t.data.size_bytes());
+  for (const TensorInfo& t : tensors_) {
+    total += static_cast<int64_t>(t.data.size_bytes());
+    for (const QuantizedTensor& q : t.quantized) {
+      total += static_cast<int64_t>(q.values.size_bytes() + q.scales.size_bytes());
+    }
+  }
   return total;
+}
+
+const char* to_string(CheckpointFormat format) {
+  switch (format) {
+    case CheckpointFormat::v1:
+      return "version 1 (f32)";
+    case CheckpointFormat::v2:
+      return "version 2 (Q8_0)";
+    default:
+      return "legacy version 0 (f32)";
+  }
 }
 
 }  // namespace llama

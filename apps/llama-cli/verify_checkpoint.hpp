@@ -1,0 +1,15 @@
+// llama-cli --verify-checkpoint: the format, configuration and per-tensor statistics.
+#pragma once
+
+#include <ostream>
+
+#include "llama/checkpoint.hpp"
+
+namespace llama::cli {
+
+// One line per tensor: f32 tensors give min/max/mean; Q8_0 tensors give the
+// scale range and the dequantized min/max/mean. Returns 1 if any value (or
+// scale) is not finite, else 0.
+int verify_checkpoint(const Checkpoint& ck, std::ostream& out);
+
+}  // namespace llama::cli

@@ -1,0 +1,97 @@
+// BlasBackend on Q8_0 weights: runq.c's forward pass. BLAS has no int8
+// products, so each matrix-vector product quantizes its input per group and
+// runs the core's int8 kernel (AVX-512 VNNI where available), rows split over
+// the backend's threads. The f32 steps use runq.c's arithmetic (q8_math.hpp).
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "blas_backend.hpp"
+#include "llama/math.hpp"
+#include "llama/q8_math.hpp"
+
+namespace llama::blas {
+
+void BlasBackend::q8_matvec(std::span<float> y, const QuantizedTensor& w, const Q8Vector& x) {
+  const auto rows = static_cast<int64_t>(y.size());
+  const auto cols = static_cast<int64_t>(x.values.size());
+  // Below this many weights a thread hand-off costs more than it saves.
+  if (threads_ == 1 || rows * cols < (int64_t{1} << 16)) {
+    q8_matvec_rows(y, w, x, 0, rows, q8_kernel_);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(16, rows / (8 * threads_));
+  arena_->execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t>& r) {
+          q8_matvec_rows(
+              y.subspan(static_cast<size_t>(r.begin()), static_cast<size_t>(r.end() - r.begin())),
+              w, x, r.begin(), r.end(), q8_kernel_);
+        });
+  });
+}
+
+void BlasBackend::attention_q8(int64_t layer, int64_t pos) {
+  const Config& c = config_;
+  const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
+  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
+  auto head = [&](int64_t h) {
+    const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
+    q8::attend_head(
+        std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
+        key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
+        std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
+        std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)));
+  };
+  // As attention(): threads pay off only once the cache is long enough.
+  if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
+    arena_->execute([&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
+  } else {
+    for (int64_t h = 0; h < c.n_heads; ++h) head(h);
+  }
+}
+
+std::span<const float> BlasBackend::forward_q8(int32_t token, int64_t pos) {
+  const Config& c = config_;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
+  const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+
+  // The embedding table was dequantized at load, as runq.c does.
+  std::copy_n(weights_.token_embedding.begin() + sz(token * dim), dim, x_.begin());
+  rope_angles(pos, hs, rope_cos_, rope_sin_);
+
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const LayerTensors norms = weights_.layer(c, l);
+    const QuantizedLayerTensors w = weights_.quantized_layer(c, l);
+    q8::rmsnorm(xb_, x_, norms.rms_att);
+
+    const size_t cache_off = sz((l * c.seq_len + pos) * kv_dim);
+    std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
+    std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
+    quantize_activations(xb_, xq_);
+    q8_matvec(q_, w.wq, xq_);
+    q8_matvec(k, w.wk, xq_);
+    q8_matvec(v, w.wv, xq_);
+    q8::rope_rotate(q_, hs, rope_cos_, rope_sin_);
+    q8::rope_rotate(k, hs, rope_cos_, rope_sin_);
+
+    attention_q8(l, pos);
+    quantize_activations(xb_, xq_);
+    q8_matvec(xb2_, w.wo, xq_);
+    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];
+
+    q8::rmsnorm(xb_, x_, norms.rms_ffn);
+    quantize_activations(xb_, xq_);
+    q8_matvec(hb_, w.w1, xq_);
+    q8_matvec(hb2_, w.w3, xq_);
+    swiglu(hb_, hb2_);
+    quantize_activations(hb_, hq_);
+    q8_matvec(xb_, w.w2, hq_);
+    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb_[sz(i)];
+  }
+  q8::rmsnorm(x_, x_, weights_.rms_final);
+  quantize_activations(x_, xq_);
+  q8_matvec(logits_, weights_.q_wcls, xq_);
+  return logits_;
+}
+
+}  // namespace llama::blas

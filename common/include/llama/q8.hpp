@@ -1,0 +1,53 @@
+// Q8_0 kernels every backend shares: runq.c's activation quantization, int8
+// matrix-vector products with int32 accumulation per group (portable, and
+// AVX-512 VNNI where the CPU has it), dequantization, and export.py's weight
+// quantization for the converter.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "llama/weights.hpp"
+
+namespace llama {
+
+enum class Q8Kernel { portable, avx512_vnni };
+const char* to_string(Q8Kernel kernel);
+// True when the kernel was compiled in and this CPU can run it.
+bool q8_kernel_available(Q8Kernel kernel);
+// The fastest available kernel; LLAMA_Q8_KERNEL=portable in the environment
+// forces the portable one (to compare the two paths end to end).
+Q8Kernel best_q8_kernel();
+
+// An activation vector quantized in groups, sized once and reused per token.
+struct Q8Vector {
+  std::vector<int8_t> values;  // i8 [n]
+  std::vector<float> scales;   // f32 [n / group_size]
+  int64_t group_size = 0;
+  // Throws Error unless group_size > 0 divides n.
+  void resize(int64_t n, int64_t group_size);
+};
+
+// runq.c's quantize: per group, scale = max|x| / 127 and value = round(x / scale)
+// (half away from zero). A group of zeros gets scale 0 and values 0.
+// x.size() must equal out.values.size().
+void quantize_activations(std::span<const float> x, Q8Vector& out);
+
+// Rows [row_begin, row_end) of y = W x for W [rows, cols] in Q8_0 and x
+// quantized with the same group size: out[r - row_begin] = sum over groups g,
+// in order, of float(int32 dot of group g) * w_scale * x_scale, in f32 (runq.c's
+// matmul). Both kernels give bit-identical results.
+void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
+                    int64_t row_begin, int64_t row_end, Q8Kernel kernel);
+
+// out[i] = values[i] * scales[i / group_size].
+void dequantize(const QuantizedTensor& t, std::span<float> out);
+
+// export.py's quantize_q80 over consecutive groups of `group_size`: scale =
+// max|w| / 127, value = round(w / scale) (half to even, as torch.round).
+// Returns the largest |dequantized - w|.
+float quantize_q80(std::span<const float> w, int64_t group_size, std::span<int8_t> values,
+                   std::span<float> scales);
+
+}  // namespace llama

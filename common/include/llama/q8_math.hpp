@@ -1,0 +1,29 @@
+// The f32 vector kernels of the Q8_0 forward pass, in runq.c's exact operation
+// order as the reference build computes it (clang -O3 -march=native, which
+// contracts `s += a * b` into a fused multiply-add). With int8 activations a
+// last-bit difference can move a value across a rounding boundary, so the
+// int8 path cannot borrow the f32 path's double accumulation (math.hpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace llama::q8 {
+
+// out = w * (x / sqrt(mean(x^2) + eps)), the sum of squares in f32 FMAs.
+// `out` may alias `x`.
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
+
+// Rotates each head of `vec` by the angles of rope_angles (math.hpp):
+// v0' = fma(v0, c, -(v1 s)), v1' = fma(v0, s, v1 c).
+void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
+                 std::span<const float> sin_v);
+
+// One attention head over positions [0, n_pos): f32 FMA dot products,
+// scores / sqrt(head_size), runq.c's softmax, out = sum_t p_t v_t by FMAs in
+// position order. keys/values hold position t's head at t * stride; `scores`
+// needs n_pos floats.
+void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
+                 int64_t n_pos, std::span<float> scores, std::span<float> out);
+
+}  // namespace llama::q8

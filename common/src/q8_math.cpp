@@ -1,0 +1,59 @@
+// runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why).
+#include "llama/q8_math.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llama::q8 {
+
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w) {
+  const size_t n = x.size();
+  float ss = 0.0f;
+  for (size_t j = 0; j < n; ++j) ss = std::fma(x[j], x[j], ss);
+  ss /= static_cast<float>(n);
+  ss += 1e-5f;
+  ss = 1.0f / std::sqrt(ss);
+  for (size_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
+}
+
+void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
+                 std::span<const float> sin_v) {
+  for (size_t i = 0; i < vec.size(); i += 2) {
+    const size_t pair = (i % static_cast<size_t>(head_size)) / 2;
+    const float c = cos_v[pair], s = sin_v[pair];
+    const float v0 = vec[i], v1 = vec[i + 1];
+    vec[i] = std::fma(v0, c, -(v1 * s));
+    vec[i + 1] = std::fma(v0, s, v1 * c);
+  }
+}
+
+void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
+                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
+  const auto hs = static_cast<int64_t>(q.size());
+  const float root = std::sqrt(static_cast<float>(hs));
+  for (int64_t t = 0; t < n_pos; ++t) {
+    const float* k = keys + t * stride;
+    float score = 0.0f;
+    for (int64_t i = 0; i < hs; ++i) score = std::fma(q[static_cast<size_t>(i)], k[i], score);
+    scores[static_cast<size_t>(t)] = score / root;
+  }
+  // runq.c's softmax over [0, n_pos).
+  float max_val = scores[0];
+  for (int64_t t = 1; t < n_pos; ++t) max_val = std::max(max_val, scores[static_cast<size_t>(t)]);
+  float sum = 0.0f;
+  for (int64_t t = 0; t < n_pos; ++t) {
+    float& s = scores[static_cast<size_t>(t)];
+    s = std::exp(s - max_val);
+    sum += s;
+  }
+  for (int64_t t = 0; t < n_pos; ++t) scores[static_cast<size_t>(t)] /= sum;
+  std::fill(out.begin(), out.end(), 0.0f);
+  for (int64_t t = 0; t < n_pos; ++t) {
+    const float* v = values + t * stride;
+    const float a = scores[static_cast<size_t>(t)];
+    for (int64_t i = 0; i < hs; ++i)
+      out[static_cast<size_t>(i)] = std::fma(a, v[i], out[static_cast<size_t>(i)]);
+  }
+}
+
+}  // namespace llama::q8

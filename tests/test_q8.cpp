@@ -1,0 +1,225 @@
+// Q8_0: runq.c's quantization, the int8 kernels (portable against AVX-512
+// VNNI), Q8_0 weight layouts, and parity-q8.json on every int8 backend.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/generate.hpp"
+#include "llama/q8.hpp"
+#include "llama/registry.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Q8Vector quantized(const std::vector<float>& x, int64_t gs) {
+  Q8Vector q;
+  q.resize(static_cast<int64_t>(x.size()), gs);
+  quantize_activations(x, q);
+  return q;
+}
+
+// runq.c's matmul written out independently: int32 per group, then
+// val = fma(ival * w_scale, x_scale, val) in group order.
+std::vector<float> naive_matvec(const std::vector<int8_t>& w, const std::vector<float>& ws,
+                                const Q8Vector& x, int64_t rows) {
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t gs = x.group_size, groups = cols / gs;
+  std::vector<float> out(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    float val = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t ival = 0;
+      for (int64_t k = g * gs; k < (g + 1) * gs; ++k) {
+        ival += int64_t{w[size_t(r * cols + k)]} * int64_t{x.values[size_t(k)]};
+      }
+      val = std::fma(float(ival) * ws[size_t(r * groups + g)], x.scales[size_t(g)], val);
+    }
+    out[size_t(r)] = val;
+  }
+  return out;
+}
+
+// Sets LLAMA_Q8_KERNEL for the scope of one test section.
+struct KernelOverride {
+  explicit KernelOverride(const char* value) {
+    if (value != nullptr) ::setenv("LLAMA_Q8_KERNEL", value, 1);
+  }
+  ~KernelOverride() { ::unsetenv("LLAMA_Q8_KERNEL"); }
+};
+
+}  // namespace
+
+TEST_CASE("activations are quantized as runq.c does", "[q8]") {
+  // Group max 127 gives scale 1: values round half away from zero.
+  const Q8Vector q = quantized({127.0f, 2.5f, -2.5f, 0.49f, 0, 0, 0, 0}, 4);
+  CHECK(q.scales == std::vector<float>{127.0f / 127.0f, 0.0f});
+  CHECK(q.values == std::vector<int8_t>{127, 3, -3, 0, 0, 0, 0, 0});  // an all-zero group: 0s
+  const Q8Vector neg = quantized({-0.5f, 0.25f}, 2);
+  CHECK(neg.scales[0] == 0.5f / 127.0f);
+  CHECK(neg.values == std::vector<int8_t>{-127, 64});  // 63.5 rounds away from zero
+  Q8Vector bad;
+  CHECK_THROWS_WITH(bad.resize(10, 4), Contains("group size"));
+  CHECK_THROWS_AS(bad.resize(8, 0), Error);
+}
+
+TEST_CASE("weights are quantized as export.py does", "[q8]") {
+  std::vector<int8_t> v(4);
+  std::vector<float> s(1);
+  const float err = quantize_q80(std::vector<float>{127.0f, 2.5f, -2.5f, 3.5f}, 4, v, s);
+  CHECK(s[0] == 1.0f);
+  CHECK(v == std::vector<int8_t>{127, 2, -2, 4});  // torch.round: half to even
+  CHECK(err == 0.5f);
+  const std::vector<int8_t> values = {10, -20, 30, -40};
+  const std::vector<float> scales = {0.5f, 0.25f};
+  std::vector<float> out(4);
+  dequantize({values, scales, 2}, out);
+  CHECK(out == std::vector<float>{5.0f, -10.0f, 7.5f, -10.0f});
+}
+
+TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
+  if (!vnni) WARN("this CPU has no AVX-512 VNNI: only the portable kernel is checked");
+  for (const int64_t gs : {1, 3, 16, 32, 64, 100, 128, 256}) {
+    INFO("group size " << gs);
+    const int64_t rows = 37, cols = gs * (gs < 64 ? 8 : 3);
+    std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+    for (auto& b : w) b = static_cast<int8_t>(byte(rng));  // -128 included
+    std::vector<float> ws(static_cast<size_t>(rows * cols / gs));
+    for (auto& s : ws) s = std::abs(normal(rng)) * 0.01f;
+    std::vector<float> x(static_cast<size_t>(cols));
+    for (auto& v : x) v = normal(rng);
+    const Q8Vector xq = quantized(x, gs);
+    const QuantizedTensor wt{w, ws, gs};
+    const std::vector<float> want = naive_matvec(w, ws, xq, rows);
+
+    std::vector<float> portable(static_cast<size_t>(rows));
+    q8_matvec_rows(portable, wt, xq, 0, rows, Q8Kernel::portable);
+    CHECK(portable == want);
+    if (vnni) {
+      std::vector<float> fast(static_cast<size_t>(rows));
+      q8_matvec_rows(fast, wt, xq, 0, rows, Q8Kernel::avx512_vnni);
+      CHECK(fast == want);
+      // A row range writes only its rows.
+      std::vector<float> part(5);
+      q8_matvec_rows(part, wt, xq, 10, 15, Q8Kernel::avx512_vnni);
+      CHECK(std::equal(part.begin(), part.end(), want.begin() + 10));
+    }
+  }
+}
+
+TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
+  {
+    KernelOverride force("portable");
+    CHECK(best_q8_kernel() == Q8Kernel::portable);
+  }
+  CHECK(best_q8_kernel() ==
+        (q8_kernel_available(Q8Kernel::avx512_vnni) ? Q8Kernel::avx512_vnni : Q8Kernel::portable));
+}
+
+TEST_CASE("Q8_0 weights convert between per-layer and flat views", "[q8][weights]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  const Config& c = ck.config();
+  const TransformerWeights& per = ck.model().weights;
+  REQUIRE(per.format == WeightFormat::q8_0);
+  REQUIRE(per.layout == WeightLayout::per_layer);  // the file interleaves layers
+  CHECK(per.group_size == 64);
+  CHECK(per.layers[0].wq.empty());
+
+  // Flat: the interleaved layers are copied into one span per tensor.
+  const TransformerWeights flat = to_flat(per, c);
+  REQUIRE(flat.q_flat.w2.values.size() == size_t(c.n_layers * c.dim * c.hidden_dim));
+  CHECK(flat.q_flat.w2.scales.size() == size_t(c.n_layers * c.dim * c.hidden_dim / 64));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const QuantizedLayerTensors a = per.quantized_layer(c, l), b = flat.quantized_layer(c, l);
+    CHECK(std::equal(a.w2.values.begin(), a.w2.values.end(), b.w2.values.begin()));
+    CHECK(std::equal(a.wk.scales.begin(), a.wk.scales.end(), b.wk.scales.begin()));
+    CHECK(b.wq.group_size == 64);
+  }
+  // And back: per-layer views into the flat copy, no further copy.
+  const TransformerWeights again = to_per_layer(flat, c);
+  CHECK(again.q_layers[1].wo.values.data() == flat.q_flat.wo.values.data() + c.dim * c.dim);
+  CHECK_THROWS_WITH(require_f32_weights(per, "graph"), Contains("graph") && Contains("Q8_0"));
+  CHECK_NOTHROW(require_f32_weights(
+      Checkpoint::open(test::model_path("rand-gqa.bin")).model().weights, "graph"));
+  CHECK_THROWS_AS(
+      Checkpoint::open(test::model_path("rand-gqa.bin")).model().weights.quantized_layer(c, 0),
+      Error);
+}
+
+TEST_CASE("parity-q8.json on every int8 backend and both kernels", "[q8][parity]") {
+  const auto cases = test::load_json(test::reference_path("parity-q8.json"));
+  REQUIRE(!cases.empty());
+  for (const char* backend_name : {"blas", "reference"}) {
+    for (const char* kernel : {static_cast<const char*>(nullptr), "portable"}) {
+      for (const int threads : {1, 2}) {
+        KernelOverride force(kernel);
+        for (const auto& c : cases) {
+          INFO(backend_name << " kernel " << (kernel ? kernel : "best") << " threads " << threads
+                            << " case " << c["name"].get<std::string>());
+          const Checkpoint ck = Checkpoint::open(test::model_path(c["model"]));
+          const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+          BackendOptions o;
+          o.threads = threads;
+          auto backend = BackendRegistry::instance().create(backend_name, o);
+          backend->prepare(ck.model());
+          Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(),
+                          c["top_p"].get<float>(), c["seed"].get<uint64_t>());
+          GenerationOptions g;
+          g.prompt = c["prompt"];
+          g.steps = c["steps"];
+          const GenerationResult r = generate(*backend, ck.config(), tok, sampler, g);
+          std::vector<int32_t> stream = r.prompt_tokens;
+          stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
+          CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+          CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("llama-cli --format json reproduces parity-q8.json", "[q8][parity][cli]") {
+  for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
+    for (const char* backend : {"blas", "reference"}) {
+      INFO(backend);
+      const auto r = test::run_llama_cli(
+          {"-c", test::model_path(c["model"]), "-k", test::model_path("tokenizer.bin"), "-p",
+           c["prompt"], "-t", std::to_string(c["temperature"].get<double>()), "--top-p",
+           std::to_string(c["top_p"].get<double>()), "-r", std::to_string(c["seed"].get<int64_t>()),
+           "-s", std::to_string(c["steps"].get<int64_t>()), "-b", backend, "--format", "json"});
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
+      const auto gen = j["generated_tokens"].get<std::vector<int32_t>>();
+      stream.insert(stream.end(), gen.begin(), gen.end());
+      CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+      CHECK(j["backend"] == backend);
+    }
+  }
+}
+
+TEST_CASE("the BLAS backend's prompt batch on Q8_0 equals token-by-token forward", "[q8]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  auto a = BackendRegistry::instance().create("blas", {});
+  auto b = BackendRegistry::instance().create("blas", {});
+  a->prepare(ck.model());
+  b->prepare(ck.model());
+  const std::vector<int32_t> tokens = {1, 9038, 2501, 263, 931};
+  const auto batch = a->forward_batch(tokens, 0, true);
+  const auto vocab = static_cast<size_t>(ck.config().vocab_size);
+  REQUIRE(batch.size() == tokens.size() * vocab);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const auto one = b->forward(tokens[i], int64_t(i));
+    CHECK(std::equal(one.begin(), one.end(), batch.begin() + i * vocab));
+  }
+}
