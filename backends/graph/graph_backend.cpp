@@ -90,7 +90,12 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
 }
 
 void GraphBackend::prepare(const Model& model) {
+  // Free the previous model's copies and plans first so a second prepare never
+  // holds two sets of stacked weights at once.
   prepared_ = false;
+  decode_ = {};
+  batch_ = {};
+  stacked_ = {};
   config_ = model.config;
   const Config& c = config_;
   weights_ = to_per_layer(model.weights, c);

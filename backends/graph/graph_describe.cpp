@@ -28,7 +28,8 @@ std::string GraphBackend::describe() const {
     << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x" << c.dim
     << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
     << mib(stacked_bytes) << " MiB); wo, w2, norms, wcls read in place\n"
-    << "  matvec: f32 weights, dot products accumulated in double, rows split across threads\n"
+    << "  matvec: f32, 4 rows per pass over x, rows split across threads; RMSNorm and attention"
+       " dots accumulate in double\n"
     << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"
     << "  after the last layer: plan classifier\n"

@@ -9,20 +9,22 @@
 namespace llama::graph {
 namespace {
 
-// Four rows at a time so each load of x serves four rows of W.
-inline void dot4(const float* w, int64_t cols, const float* x, double out[4]) {
+// Four rows at a time so each load of x serves four rows of W. The sums are
+// f32 in vector lanes (as OpenBLAS's sgemv): on this machine double
+// accumulation ran at 0.6x the speed in cache and the parity cases match either way.
+inline void dot4(const float* w, int64_t cols, const float* x, float out[4]) {
   const float* w0 = w;
   const float* w1 = w + cols;
   const float* w2 = w + 2 * cols;
   const float* w3 = w + 3 * cols;
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
   for (int64_t j = 0; j < cols; ++j) {
-    const double xj = x[j];
-    s0 += double(w0[j]) * xj;
-    s1 += double(w1[j]) * xj;
-    s2 += double(w2[j]) * xj;
-    s3 += double(w3[j]) * xj;
+    const float xj = x[j];
+    s0 += w0[j] * xj;
+    s1 += w1[j] * xj;
+    s2 += w2[j] * xj;
+    s3 += w3[j] * xj;
   }
   out[0] = s0;
   out[1] = s1;
@@ -30,15 +32,14 @@ inline void dot4(const float* w, int64_t cols, const float* x, double out[4]) {
   out[3] = s3;
 }
 
-inline double dot1(const float* w, const float* x, int64_t cols) {
-  double s = 0;
+inline float dot1(const float* w, const float* x, int64_t cols) {
+  float s = 0;
 #pragma omp simd reduction(+ : s)
-  for (int64_t j = 0; j < cols; ++j) s += double(w[j]) * double(x[j]);
+  for (int64_t j = 0; j < cols; ++j) s += w[j] * x[j];
   return s;
 }
 
-inline float finish(double acc, const float* residual, int64_t i) {
-  const auto v = static_cast<float>(acc);
+inline float finish(float v, const float* residual, int64_t i) {
   return residual ? residual[i] + v : v;
 }
 
@@ -48,7 +49,7 @@ void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t
                  const float* residual) {
   int64_t i = r0;
   for (; i + 4 <= r1; i += 4) {
-    double acc[4];
+    float acc[4];
     dot4(w + i * cols, cols, x, acc);
     for (int64_t k = 0; k < 4; ++k) y[i + k] = finish(acc[k], residual, i + k);
   }
