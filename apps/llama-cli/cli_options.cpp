@@ -11,6 +11,7 @@ namespace llama::cli {
 CliOptions parse_cli(const std::vector<std::string>& args) {
   CliOptions o;
   std::string format = "text";
+  std::string mode = "generate";
   GenerationFlagParser generation;
 
   po::options_description desc("Usage: llama-cli -c CHECKPOINT [options]\nOptions");
@@ -18,6 +19,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   desc.add_options()("backend,b", po::value(&o.backend)->value_name("NAME"),
                      "backend, or wrapper:backend (default blas)")(
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
+      "mode,m", po::value(&mode)->value_name("generate|chat"),
+      "generate (default), or chat: run.c's Llama 2 chat; the first user message is -p, "
+      "later ones are lines of standard input")("system-prompt,y",
+                                                po::value(&o.system_prompt)->value_name("TEXT"),
+                                                "chat: system prompt of the first turn")(
       "list-backends", "list registered backends and wrappers, then exit")(
       "verify-checkpoint", "print per-tensor statistics; exit 1 if any value is not finite")(
       "tokenize", "print the prompt's tokens and exit")(
@@ -61,6 +67,16 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   else
     throw UsageError("--format: must be text or json, got '" + format + "'");
   if (o.backend.empty()) throw UsageError("--backend: must not be empty");
+  if (mode == "generate")
+    o.mode = Mode::generate;
+  else if (mode == "chat")
+    o.mode = Mode::chat;
+  else
+    throw UsageError("--mode: must be generate or chat, got '" + mode + "'");
+  if (vm.count("system-prompt") && o.mode != Mode::chat) {
+    throw UsageError("--system-prompt: only applies to --mode chat");
+  }
+  o.prompt_given = vm.count("prompt") > 0;
 
   o.checkpoint = g.checkpoint;
   o.tokenizer = g.tokenizer;

@@ -12,6 +12,7 @@ namespace llama::cli {
 
 enum class Action { generate, help, version, list_backends, verify_checkpoint, tokenize, explain };
 enum class OutputFormat { text, json };
+enum class Mode { generate, chat };
 
 struct CliOptions {
   Action action = Action::generate;
@@ -25,6 +26,9 @@ struct CliOptions {
   std::string backend = "blas";
   int threads = 0;  // 0: every core
   OutputFormat format = OutputFormat::text;
+  Mode mode = Mode::generate;
+  bool prompt_given = false;  // chat: -p is the first user message, else read from stdin
+  std::string system_prompt;  // chat: -y, empty for none
   std::string help_text;
 };
 

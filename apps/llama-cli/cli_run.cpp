@@ -1,14 +1,17 @@
-// llama-cli's actions: generate, tokenize, verify, explain, list, version.
+// llama-cli's actions: generate, chat, tokenize, verify, explain, list, version.
 #include "cli_run.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <iomanip>
+#include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "chat.hpp"
 #include "cli_options.hpp"
+#include "llama/chat.hpp"
 #include "llama/checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
@@ -27,7 +30,10 @@ void list_backends(std::ostream& out) {
 }
 
 int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
-  const std::vector<int32_t> tokens = tok.encode(o.prompt, true, false);
+  // Chat: the rendered first turn, as the model sees it.
+  const std::string text =
+      o.mode == Mode::chat ? render_chat_turn(o.system_prompt, o.prompt, true) : o.prompt;
+  const std::vector<int32_t> tokens = tok.encode(text, true, false);
   if (o.format == OutputFormat::json) {
     nlohmann::json pieces = nlohmann::json::array();
     for (int32_t t : tokens) pieces.push_back(tok.piece(t));
@@ -71,7 +77,7 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
   return 0;
 }
 
-int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
+int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& err) {
   switch (o.action) {
     case Action::help:
       out << o.help_text;
@@ -105,12 +111,18 @@ int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
     out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
     return 0;
   }
+  if (o.mode == Mode::chat) return run_chat(o, model, tok, *backend, in, out, err);
   return generate_text(o, model, tok, *backend, load_ms, out, err);
 }
 
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return run_cli(args, std::cin, out, err);
+}
+
+int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+            std::ostream& err) {
   CliOptions options;
   try {
     options = parse_cli(args);
@@ -119,7 +131,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 2;
   }
   try {
-    return run(options, out, err);
+    return run(options, in, out, err);
   } catch (const Error& e) {
     err << kProgram << ": " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
