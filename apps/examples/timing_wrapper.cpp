@@ -64,6 +64,7 @@ class TimingWrapper final : public llama::InferenceBackend {
     return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
   }
 
+  // One line for a phase; `samples` is a copy, sorted here.
   std::string phase_line(const char* phase, std::vector<double> samples) const {
     if (samples.empty()) return {};
     std::sort(samples.begin(), samples.end());

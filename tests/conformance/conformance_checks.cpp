@@ -2,6 +2,7 @@
 // reference backend, with itself under other calls, or with run.c's streams.
 #include "conformance_checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
