@@ -9,6 +9,7 @@
 
 #include "llama/error.hpp"
 #include "llama/math.hpp"
+#include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "openblas_runtime.hpp"
 
@@ -42,6 +43,7 @@ BlasBackend::BlasBackend(const BackendOptions& options)
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 void BlasBackend::prepare(const Model& model) {
+  require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
   const bool q8 = model.weights.format == WeightFormat::q8_0;
   // Q8_0 files interleave layers; per-layer views keep the int8 weights in the mapping.

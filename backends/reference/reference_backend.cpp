@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "llama/error.hpp"
+#include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 
 namespace llama::reference {
@@ -47,6 +48,7 @@ const BackendRegistrar kRegistrar{
 }  // namespace
 
 void ReferenceBackend::prepare(const Model& model) {
+  require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
   weights_ = to_per_layer(model.weights, config_);
   const Config& c = config_;

@@ -2,6 +2,7 @@
 #include "llama/checkpoint.hpp"
 
 #include <cstring>
+#include <string_view>
 
 #include "checkpoint_ak42.hpp"
 #include "llama/checked_math.hpp"
@@ -14,8 +15,10 @@ namespace {
 // Hands out consecutive tensors from the file, refusing any past its end.
 class TensorCursor {
  public:
-  TensorCursor(std::span<const std::byte> bytes, const std::string& source, int64_t offset)
-      : bytes_(bytes), source_(source), offset_(offset) {}
+  // `expected_size`: the file size the header implies, named when a tensor is cut short.
+  TensorCursor(std::span<const std::byte> bytes, const std::string& source, int64_t offset,
+               int64_t expected_size)
+      : bytes_(bytes), source_(source), offset_(offset), expected_size_(expected_size) {}
 
   TensorInfo take(const std::string& name, std::vector<int64_t> shape) {
     int64_t count = 1;
@@ -24,8 +27,10 @@ class TensorCursor {
     const int64_t end = checked_add(offset_, bytes, source_ + ": tensor " + name);
     const auto size = static_cast<int64_t>(bytes_.size());
     if (end > size) {
-      throw Error(source_ + ": truncated: tensor " + name + " needs bytes up to " +
-                  std::to_string(end) + ", file has " + std::to_string(size));
+      throw Error(source_ + ": truncated: tensor " + name + " at offset " +
+                  std::to_string(offset_) + " needs bytes up to " + std::to_string(end) +
+                  ", file has " + std::to_string(size) + " (the header implies " +
+                  std::to_string(expected_size_) + " bytes in all)");
     }
     TensorInfo t{
         name,
@@ -43,7 +48,27 @@ class TensorCursor {
   std::span<const std::byte> bytes_;
   const std::string& source_;
   int64_t offset_;
+  int64_t expected_size_;
 };
+
+// Names well-known formats that are not llama2.c checkpoints, or returns "".
+std::string foreign_format(std::span<const std::byte> bytes) {
+  auto starts_with = [&](std::string_view magic) {
+    return bytes.size() >= magic.size() &&
+           std::memcmp(bytes.data(), magic.data(), magic.size()) == 0;
+  };
+  if (starts_with("GGUF")) return "a GGUF file (magic \"GGUF\" at offset 0)";
+  if (starts_with("PK\x03\x04"))
+    return "a zip archive such as a PyTorch .pt/.pth (magic \"PK\" at offset 0)";
+  // safetensors: a little-endian u64 JSON length, then the JSON object.
+  uint64_t json_bytes = 0;
+  if (bytes.size() > 10) std::memcpy(&json_bytes, bytes.data(), sizeof json_bytes);
+  if (bytes.size() > 10 && json_bytes <= bytes.size() - 8 && static_cast<char>(bytes[8]) == '{' &&
+      static_cast<char>(bytes[9]) == '"') {
+    return "a safetensors file (JSON header at offset 8)";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -67,6 +92,9 @@ Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string
   }
   int32_t header[7];
   std::memcpy(header, bytes.data(), sizeof header);
+  if (const std::string f = foreign_format(bytes); !f.empty()) {
+    throw Error(source + ": " + f + ", not a llama2.c checkpoint");
+  }
   Checkpoint ck;
   ck.file_size_ = static_cast<int64_t>(bytes.size());
   Config& c = ck.model_.config;
@@ -74,7 +102,15 @@ Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string
   c.validate(source);
 
   const int64_t L = c.n_layers, dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-  TensorCursor cur(bytes, source, kHeaderBytes);
+  // Weights and the two half-size rope tables, after the header.
+  const std::string sizes = source + ": file size";
+  const int64_t expected_size = checked_add(
+      kHeaderBytes,
+      checked_mul(
+          checked_add(c.parameter_count(), checked_mul(c.seq_len, c.head_size(), sizes), sizes), 4,
+          sizes),
+      sizes);
+  TensorCursor cur(bytes, source, kHeaderBytes, expected_size);
   auto& t = ck.tensors_;
   t.push_back(cur.take("token_embedding", {c.vocab_size, dim}));
   t.push_back(cur.take("rms_att", {L, dim}));

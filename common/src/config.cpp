@@ -48,8 +48,12 @@ void Config::validate(const std::string& source) const {
                 " is odd; rotary embedding needs pairs");
   }
   // Every size computed later must fit; computing them here throws if not.
-  (void)kv_cache_floats();
-  (void)parameter_count();
+  try {
+    (void)kv_cache_floats();
+    (void)parameter_count();
+  } catch (const Error& e) {
+    throw Error(source + ": header " + to_string() + ": " + e.what());  // name the file
+  }
   checked_mul(checked_mul(seq_len, n_heads, source + ": attention scores"), 4, source);
 }
 

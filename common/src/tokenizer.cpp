@@ -32,6 +32,7 @@ class ByteReader {
     pos_ += n;
     return s;
   }
+  size_t pos() const { return pos_; }
 
  private:
   void need(size_t n, const std::string& what) {
@@ -57,11 +58,13 @@ Tokenizer Tokenizer::parse(std::span<const std::byte> bytes, const std::string& 
     throw Error(source + ": vocab_size " + std::to_string(vocab_size) + " out of range");
   }
   Tokenizer t;
+  t.source_ = source;
   ByteReader in(bytes, source);
   t.max_token_length_ = in.read<int32_t>("max_token_length");
   if (t.max_token_length_ <= 0 || t.max_token_length_ > kMaxPieceBytes) {
-    throw Error(source + ": max_token_length " + std::to_string(t.max_token_length_) +
-                " out of range [1, " + std::to_string(kMaxPieceBytes) + "]");
+    throw Error(source + ": max_token_length (int32 at offset 0) is " +
+                std::to_string(t.max_token_length_) + ", out of range [1, " +
+                std::to_string(kMaxPieceBytes) + "]");
   }
   // Each entry takes at least 8 bytes: refuse an impossible count before reserving.
   if (static_cast<uint64_t>(vocab_size) > bytes.size() / 8) {
@@ -72,21 +75,41 @@ Tokenizer Tokenizer::parse(std::span<const std::byte> bytes, const std::string& 
   t.scores_.reserve(static_cast<size_t>(vocab_size));
   for (int64_t i = 0; i < vocab_size; ++i) {
     const std::string entry = "entry " + std::to_string(i);
+    const size_t entry_offset = in.pos();
     const float score = in.read<float>(entry + " score");
     const int32_t len = in.read<int32_t>(entry + " length");
     if (len < 0 || len > t.max_token_length_) {
-      throw Error(source + ": " + entry + " has length " + std::to_string(len) +
-                  ", outside [0, max_token_length " + std::to_string(t.max_token_length_) + "]");
+      throw Error(source + ": " + entry + " (at byte " + std::to_string(entry_offset) +
+                  ") has length " + std::to_string(len) + ", outside [0, max_token_length " +
+                  std::to_string(t.max_token_length_) + "]");
     }
     t.scores_.push_back(score);
     t.vocab_.push_back(in.read_string(static_cast<size_t>(len), entry + " text"));
   }
+  t.build_index();
+  return t;
+}
+
+void Tokenizer::build_index() {
   // run.c looks strings up with bsearch over a sorted copy; with duplicate
   // strings the first id wins here, and the Llama 2 vocabulary has none.
-  for (size_t i = 0; i < t.vocab_.size(); ++i) {
-    t.index_.emplace(std::string_view(t.vocab_[i]), static_cast<int32_t>(i));
+  index_.clear();
+  for (size_t i = 0; i < vocab_.size(); ++i) {
+    index_.emplace(std::string_view(vocab_[i]), static_cast<int32_t>(i));
   }
-  return t;
+}
+
+Tokenizer::Tokenizer(const Tokenizer& other)
+    : vocab_(other.vocab_),
+      scores_(other.scores_),
+      max_token_length_(other.max_token_length_),
+      source_(other.source_) {
+  build_index();
+}
+
+Tokenizer& Tokenizer::operator=(const Tokenizer& other) {
+  if (this != &other) *this = Tokenizer(other);
+  return *this;
 }
 
 const std::string& Tokenizer::piece(int32_t token) const {
@@ -103,6 +126,15 @@ int32_t Tokenizer::lookup(std::string_view s) const {
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos) const {
+  // BOS and EOS take part in the merge search, which indexes the vocabulary with them.
+  auto require_special = [&](bool wanted, int32_t id, const char* name) {
+    if (wanted && id >= vocab_size()) {
+      throw Error(source_ + ": cannot encode with " + name + " (id " + std::to_string(id) +
+                  "): the vocabulary has " + std::to_string(vocab_size()) + " entries");
+    }
+  };
+  require_special(bos, kBosToken, "BOS");
+  require_special(eos, kEosToken, "EOS");
   std::vector<int32_t> tokens;
   tokens.reserve(text.size() + 3);
   if (bos) tokens.push_back(kBosToken);
@@ -111,7 +143,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos
     for (unsigned char b : bytes) {
       const int32_t id = static_cast<int32_t>(b) + 3;
       if (id >= vocab_size()) {
-        throw Error("cannot encode " + std::string(what) +
+        throw Error(source_ + ": cannot encode " + std::string(what) +
                     ": the vocabulary has neither it nor byte-fallback token <0x" +
                     "0123456789ABCDEF"[b >> 4] + "0123456789ABCDEF"[b & 15] + ">");
       }
@@ -144,7 +176,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool bos, bool eos
     if (id >= 0) {
       tokens.push_back(id);
     } else {
-      push_bytes(cp, "byte sequence at offset " + std::to_string(start));
+      push_bytes(cp, "the text's bytes at offset " + std::to_string(start));
     }
     start = end;
   }

@@ -22,6 +22,11 @@ class Tokenizer {
   // Parses tokenizer.bin bytes held in memory; `source` names them in errors.
   static Tokenizer parse(std::span<const std::byte> bytes, const std::string& source,
                          int64_t vocab_size);
+  // The lookup index holds views into the vocabulary, so a copy rebuilds it.
+  Tokenizer(const Tokenizer& other);
+  Tokenizer& operator=(const Tokenizer& other);
+  Tokenizer(Tokenizer&&) noexcept = default;
+  Tokenizer& operator=(Tokenizer&&) noexcept = default;
 
   // run.c's encode: optional BOS, a dummy-prefix " " for non-empty text, one
   // token per code point (byte fallback <0xXX> = byte + 3), then greedy merges
@@ -45,10 +50,12 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
+  void build_index();
   std::vector<std::string> vocab_;
   std::vector<float> scores_;
   std::unordered_map<std::string_view, int32_t> index_;  // views into vocab_
   int32_t max_token_length_ = 0;
+  std::string source_;  // the file it came from, for messages
 };
 
 }  // namespace llama
