@@ -2,14 +2,13 @@
 // matrix-vector product in a portable and an AVX-512 VNNI version.
 #include "llama/q8.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "llama/error.hpp"
+#include "q8_kernels.hpp"
 
 namespace llama {
 namespace {
@@ -26,39 +25,12 @@ int32_t dot_group_portable(const int8_t* w, const int8_t* x, int64_t n) {
   return acc;
 }
 
-// _mm512_reduce_add_epi32 without GCC 12's spurious "may be used uninitialized".
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t reduce_add_vnni(__m512i v) {
-  const __m256i hi = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 1);
-  const __m256i lo = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 0);
-  const __m256i s8 = _mm256_add_epi32(lo, hi);
-  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
-  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-  return _mm_cvtsi128_si32(s4);
-}
+}  // namespace
 
-// sum w[k] * x[k] with vpdpbusd, which multiplies unsigned by signed bytes:
-// |w| (as unsigned, so -128 is 128) times x with w's sign. x comes from
-// quantize_activations, so |x| <= 127 and negating it cannot overflow.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t dot_group_vnni(const int8_t* w,
-                                                                              const int8_t* x,
-                                                                              int64_t n) {
-  __m512i acc = _mm512_setzero_si512();
-  const __m512i zero = _mm512_setzero_si512();
-  for (int64_t k = 0; k < n; k += 64) {
-    const int64_t left = n - k;
-    const __mmask64 m = left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
-    const __m512i wv = _mm512_maskz_loadu_epi8(m, w + k);
-    const __m512i xv = _mm512_maskz_loadu_epi8(m, x + k);
-    const __m512i xs = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(wv), zero, xv);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_abs_epi8(wv), xs);
-  }
-  return reduce_add_vnni(acc);
-}
+namespace detail {
 
-template <int32_t (*Dot)(const int8_t*, const int8_t*, int64_t)>
-void matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
-                 int64_t row_begin, int64_t row_end) {
+void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
+                             int64_t row_begin, int64_t row_end) {
   const int64_t cols = static_cast<int64_t>(x.values.size()), gs = x.group_size;
   const int64_t groups = cols / gs;
   for (int64_t r = row_begin; r < row_end; ++r) {
@@ -66,7 +38,7 @@ void matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector&
     const float* ws = w.scales.data() + r * groups;
     float val = 0.0f;
     for (int64_t g = 0; g < groups; ++g) {
-      const int32_t ival = Dot(wr + g * gs, x.values.data() + g * gs, gs);
+      const int32_t ival = dot_group_portable(wr + g * gs, x.values.data() + g * gs, gs);
       // runq.c's `val += ival * ws * xs`, contracted into an FMA as in the reference build.
       val = std::fma(static_cast<float>(ival) * ws[g], x.scales[static_cast<size_t>(g)], val);
     }
@@ -74,7 +46,7 @@ void matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector&
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 const char* to_string(Q8Kernel kernel) {
   return kernel == Q8Kernel::avx512_vnni ? "avx512-vnni" : "portable";
@@ -118,9 +90,9 @@ void quantize_activations(std::span<const float> x, Q8Vector& out) {
 void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
                     int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
   if (kernel == Q8Kernel::avx512_vnni) {
-    matvec_rows<dot_group_vnni>(out, w, x, row_begin, row_end);
+    detail::q8_matvec_rows_vnni(out, w, x, row_begin, row_end);
   } else {
-    matvec_rows<dot_group_portable>(out, w, x, row_begin, row_end);
+    detail::q8_matvec_rows_portable(out, w, x, row_begin, row_end);
   }
 }
 
