@@ -1,4 +1,5 @@
 // GraphBackend::describe: what prepare built, for llama-cli --explain.
+#include <iomanip>
 #include <sstream>
 
 #include "graph_backend.hpp"
@@ -27,9 +28,10 @@ std::string GraphBackend::describe() const {
   s << "  model: " << c.to_string() << "\n"
     << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x" << c.dim
     << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
-    << mib(stacked_bytes) << " MiB); wo, w2, norms, wcls read in place\n"
-    << "  matvec: f32, 4 rows per pass over x, rows split across threads; RMSNorm and attention"
-       " dots accumulate in double\n"
+    << std::fixed << std::setprecision(1) << mib(stacked_bytes)
+    << " MiB); wo, w2, norms, wcls read in place\n"
+    << "  matvec: f32 weights, sums in double lanes (AVX-512), 4 rows x 4 tokens per pass,"
+       " rows split across threads; RMSNorm and attention dots in double too\n"
     << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"
     << "  after the last layer: plan classifier\n"

@@ -9,7 +9,7 @@
 namespace llama::graph {
 
 // y[i] = W[i, :] . x (+ residual[i] when residual != nullptr) for rows [r0, r1).
-// W f32 [*, cols]; the dot products accumulate in f32 vector lanes.
+// W f32 [*, cols]; the dot products accumulate in double lanes, rounded once.
 void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
                  const float* residual);
 

@@ -1,0 +1,99 @@
+// Register-blocked dot products: R rows of W against T rows of X at once. Each
+// (row, token) sum is kept in 8 double lanes (lane l holds columns j = l mod 8,
+// fused multiply-adds in column order, a zero-padded tail) and reduced in one
+// fixed tree, so every blocking gives the same bits for the same (row, token)
+// (the portable fallback multiplies then adds, consistent with itself):
+// decode (4 x 1) and batches (4 x 4) agree exactly. Double, not f32: with f32
+// lanes the mini32k-story parity case leaves run.c's stream (a near-tie in
+// the nucleus flips). AVX-512 when the compiler targets it, else the same
+// arithmetic on plain arrays.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
+
+namespace llama::graph::detail {
+
+inline constexpr int64_t kLanes = 8;
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+using Lanes = __m512d;
+inline Lanes zero_lanes() { return _mm512_setzero_pd(); }
+// The maskz forms: GCC 12 warns about the undefined pass-through of the plain ones.
+inline Lanes load_lanes(const float* p) { return _mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p)); }
+inline Lanes load_lanes(const float* p, int64_t n) {  // n < 8 valid, zeros after
+  return _mm512_maskz_cvtps_pd(0xFF,
+                               _mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1u), p));
+}
+inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm512_fmadd_pd(a, b, c); }
+// (l0 + l4) + (l2 + l6), (l1 + l5) + (l3 + l7), then their sum: the scalar tree below.
+inline double reduce_lanes(Lanes v) {
+  const __m256d a = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xF, v, 0),
+                                  _mm512_maskz_extractf64x4_pd(0xF, v, 1));
+  const __m128d b = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(b, _mm_unpackhi_pd(b, b)));
+}
+#else
+struct Lanes {
+  double l[8];
+};
+inline Lanes zero_lanes() { return Lanes{}; }
+inline Lanes load_lanes(const float* p) {
+  Lanes v;
+  for (int i = 0; i < 8; ++i) v.l[i] = p[i];
+  return v;
+}
+inline Lanes load_lanes(const float* p, int64_t n) {
+  Lanes v{};
+  for (int64_t i = 0; i < n; ++i) v.l[i] = p[i];
+  return v;
+}
+inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) {
+  // Multiply then add: std::fma is a library call without hardware FMA.
+  for (int i = 0; i < 8; ++i) c.l[i] += a.l[i] * b.l[i];
+  return c;
+}
+inline double reduce_lanes(Lanes v) {
+  double a[4];
+  for (int i = 0; i < 4; ++i) a[i] = v.l[i] + v.l[i + 4];
+  const double b0 = a[0] + a[2], b1 = a[1] + a[3];
+  return b0 + b1;
+}
+#endif
+
+// out[r * T + t] = W[r, :] . X[t, :] for r < R, t < T, rounded to f32 once.
+template <int R, int T>
+inline void dot_block(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t cols,
+                      float* out) {
+  Lanes acc[R][T];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) acc[r][t] = zero_lanes();
+  }
+  int64_t j = 0;
+  for (; j + kLanes <= cols; j += kLanes) {
+    Lanes xv[T];
+    for (int t = 0; t < T; ++t) xv[t] = load_lanes(x + t * ldx + j);
+    for (int r = 0; r < R; ++r) {
+      const Lanes wv = load_lanes(w + r * ldw + j);
+      for (int t = 0; t < T; ++t) acc[r][t] = fma_lanes(wv, xv[t], acc[r][t]);
+    }
+  }
+  if (j < cols) {
+    const int64_t n = cols - j;
+    Lanes xv[T];
+    for (int t = 0; t < T; ++t) xv[t] = load_lanes(x + t * ldx + j, n);
+    for (int r = 0; r < R; ++r) {
+      const Lanes wv = load_lanes(w + r * ldw + j, n);
+      for (int t = 0; t < T; ++t) acc[r][t] = fma_lanes(wv, xv[t], acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) out[r * T + t] = static_cast<float>(reduce_lanes(acc[r][t]));
+  }
+}
+
+}  // namespace llama::graph::detail
