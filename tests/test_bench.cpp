@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <set>
 #include <sstream>
 
@@ -167,6 +168,22 @@ TEST_CASE("llama-bench markdown, CSV and plot", "[bench]") {
   REQUIRE(bytes.size() > 1000);
   CHECK(std::memcmp(bytes.data(), "\x89PNG", 4) == 0);
   CHECK_FALSE(std::filesystem::exists(png + ".gp"));
+
+  // A saved JSON report renders again without measuring.
+  auto json_args = with_quick(base);
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const auto saved = run_bench(json_args);
+  REQUIRE(saved.exit_code == 0);
+  const std::string report = temp_path("report.json");
+  std::ofstream(report) << saved.out;
+  const json j = json::parse(saved.out);
+  const auto again = run_bench({"--from-json", report, "--format", "csv"});
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.out.substr(0, again.out.find('\n')) == header);
+  std::ostringstream load_ms;
+  load_ms << std::fixed << std::setprecision(2) << j["results"][0]["load_ms"].get<double>();
+  CHECK_THAT(again.out, Contains(",ok,," + load_ms.str() + ","));
 }
 
 TEST_CASE("llama-bench skips decode at a depth past the context with a note", "[bench]") {
@@ -206,6 +223,9 @@ TEST_CASE("llama-bench refuses bad flags and inputs with one line", "[bench]") {
   check_one_line_error(run_bench(with_quick({"-c", model, "-b", "nosuch"})), b, 1, "nosuch");
   check_one_line_error(run_bench(with_quick({"-c", model, "-p", "600"})), b, 1,
                        "--n-prompt 600 exceeds seq_len 512");
+  check_one_line_error(run_bench({"--from-json", temp_path("missing.json")}), b, 1, "cannot open");
+  check_one_line_error(run_bench({"--from-json", model}), b, 1, "not a llama-bench JSON report");
+  check_one_line_error(run_bench({"--from-json", model, "-c", model}), b, 2, "--from-json");
 }
 
 TEST_CASE("summaries and percentiles", "[bench]") {

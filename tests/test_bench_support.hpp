@@ -1,5 +1,5 @@
 // Helpers for the bench tests: running llama-bench and llama-mkmodel as a
-// user does and checking their one-line errors.
+// user does (through test_support's run_program) and checking their one-line errors.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -9,9 +9,6 @@
 #include "test_support.hpp"
 
 namespace llama::test {
-
-// Runs `program` with `args` (each shell-quoted), capturing stdout and stderr.
-ProcessResult run_program(const std::string& program, const std::vector<std::string>& args);
 
 inline ProcessResult run_bench(const std::vector<std::string>& args) {
   return run_program(LLAMA_BENCH_PATH, args);

@@ -75,6 +75,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       "format", po::value(&format)->value_name("md|json|csv"), "output format (default md)")(
       "plot", po::value(&o.plot_path)->value_name("FILE.png"),
       "also draw tokens/s against the rooflines with gnuplot")(
+      "from-json", po::value(&o.from_json)->value_name("FILE"),
+      "render a saved --format json report (with --format, --plot) instead of running")(
       "bandwidth-mib", po::value(&o.bandwidth_mib)->value_name("NUM"),
       "buffer for the read-bandwidth roofline, MiB (default 1024)")(
       "sgemm-n", po::value(&o.sgemm_n)->value_name("NUM"),
@@ -100,8 +102,14 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     return o;
   }
   if (vm.count("run-config")) o.action = BenchAction::child;
+  if (vm.count("from-json")) {
+    if (o.from_json.empty()) throw BenchUsageError("--from-json: empty path");
+    if (vm.count("checkpoint")) throw BenchUsageError("--from-json: cannot be combined with -c");
+    o.action = BenchAction::render;
+  }
 
-  if (o.checkpoints.empty()) throw BenchUsageError("--checkpoint: required (-c FILE)");
+  if (o.checkpoints.empty() && o.action != BenchAction::render)
+    throw BenchUsageError("--checkpoint: required (-c FILE)");
   for (const std::string& c : o.checkpoints) {
     if (c.empty()) throw BenchUsageError("--checkpoint: empty path");
   }

@@ -10,7 +10,7 @@
 namespace llama::bench {
 
 enum class ReportFormat { md, json, csv };
-enum class BenchAction { run, help, child };
+enum class BenchAction { run, help, child, render };
 
 struct BenchOptions {
   BenchAction action = BenchAction::run;
@@ -24,6 +24,7 @@ struct BenchOptions {
   int64_t warmup = 1;           // untimed repetitions first
   ReportFormat format = ReportFormat::md;
   std::string plot_path;         // empty: no plot
+  std::string from_json;         // render: a saved --format json report
   int64_t bandwidth_mib = 1024;  // read-bandwidth buffer; >= several times the LLC
   int64_t sgemm_n = 2048;        // sgemm roofline: n x n x n product
   std::string help_text;

@@ -3,6 +3,7 @@
 // time and peak RSS are per configuration; then the report and plot.
 #include "bench_run.hpp"
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -136,6 +137,36 @@ json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& back
   return r;
 }
 
+void emit(const BenchOptions& o, const json& report, std::ostream& out) {
+  switch (o.format) {
+    case ReportFormat::md:
+      out << format_markdown(report);
+      break;
+    case ReportFormat::json:
+      out << report.dump(2) << "\n";
+      break;
+    case ReportFormat::csv:
+      out << format_csv(report);
+      break;
+  }
+  out.flush();
+  if (!o.plot_path.empty()) write_plot(report, o.plot_path);
+}
+
+// --from-json: the same outputs from a saved report, without measuring.
+int render_saved(const BenchOptions& o, std::ostream& out) {
+  std::ifstream in(o.from_json);
+  if (!in) throw Error(o.from_json + ": cannot open: " + std::strerror(errno));
+  json report;
+  try {
+    report = json::parse(in);
+    emit(o, report, out);
+  } catch (const json::exception& e) {
+    throw Error(o.from_json + ": not a llama-bench JSON report: " + e.what());
+  }
+  return 0;
+}
+
 int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.plot_path.empty()) require_gnuplot();
   json notes = json::array();
@@ -174,19 +205,7 @@ int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
       {"rooflines", rooflines},
       {"results", results},
       {"notes", notes}};
-  switch (o.format) {
-    case ReportFormat::md:
-      out << format_markdown(report);
-      break;
-    case ReportFormat::json:
-      out << report.dump(2) << "\n";
-      break;
-    case ReportFormat::csv:
-      out << format_csv(report);
-      break;
-  }
-  out.flush();
-  if (!o.plot_path.empty()) write_plot(report, o.plot_path);
+  emit(o, report, out);
   if (failed) {
     err << kProgram << ": some configurations failed (see the error lines above)\n";
     return 1;
@@ -210,7 +229,7 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (o.action == BenchAction::child) return run_child(o, out);
   try {
-    return run_parent(o, out, err);
+    return o.action == BenchAction::render ? render_saved(o, out) : run_parent(o, out, err);
   } catch (const Error& e) {
     err << kProgram << ": " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
