@@ -71,7 +71,8 @@ TEST_CASE("llama-compare: every registered backend agrees on the parity cases", 
       CHECK(b["stream"] == c["stream"]);
       CHECK(b["argmax_mismatches"] == 0);
       CHECK(b["max_rel_diff"].get<double>() <= 1e-4);
-      CHECK(b["max_abs_diff"].get<double>() > 0);  // computed differently, not bit-identical
+      // reference sums in double, blas in float: a difference, measured, not zeros.
+      if (b["backend"] == "reference") CHECK(b["max_abs_diff"].get<double>() > 0);
     }
   }
 }
