@@ -48,6 +48,7 @@ const BackendRegistrar kRegistrar{
 }  // namespace
 
 void ReferenceBackend::prepare(const Model& model) {
+  prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
   weights_ = to_per_layer(model.weights, config_);
