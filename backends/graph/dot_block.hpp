@@ -70,28 +70,38 @@ template <int R, int T>
 inline void dot_block(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t cols,
                       float* out) {
   Lanes acc[R][T];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[r][t] = zero_lanes();
   }
   int64_t j = 0;
   for (; j + kLanes <= cols; j += kLanes) {
     Lanes xv[T];
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xv[t] = load_lanes(x + t * ldx + j);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const Lanes wv = load_lanes(w + r * ldw + j);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[r][t] = fma_lanes(wv, xv[t], acc[r][t]);
     }
   }
   if (j < cols) {
     const int64_t n = cols - j;
     Lanes xv[T];
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) xv[t] = load_lanes(x + t * ldx + j, n);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const Lanes wv = load_lanes(w + r * ldw + j, n);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[r][t] = fma_lanes(wv, xv[t], acc[r][t]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) out[r * T + t] = static_cast<float>(reduce_lanes(acc[r][t]));
   }
 }

@@ -43,7 +43,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       const int64_t n_blocks =
           parallel ? std::max<int64_t>(1, std::min<int64_t>(threads_ * 4, rows / 16)) : 1;
       const int64_t per = (rows + n_blocks - 1) / n_blocks;
-      const int64_t rows_per_block = (per + 3) / 4 * 4;
+      const int64_t rows_per_block = (per + 7) / 8 * 8;
       for_each(n_blocks, parallel, [&](int64_t blk) {
         const int64_t r0 = blk * rows_per_block;
         const int64_t r1 = std::min(rows, r0 + rows_per_block);

@@ -30,7 +30,8 @@ std::string GraphBackend::describe() const {
     << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
     << std::fixed << std::setprecision(1) << mib(stacked_bytes)
     << " MiB); wo, w2, norms, wcls read in place\n"
-    << "  matvec: f32 weights, sums in double lanes (AVX-512), 4 rows x 4 tokens per pass,"
+    << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 tokens "
+       "in batches),"
        " rows split across threads; RMSNorm and attention dots in double too\n"
     << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"

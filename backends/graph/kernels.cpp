@@ -19,12 +19,13 @@ inline float finish(float v, const float* residual, int64_t i) {
 
 void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
                  const float* residual) {
-  // Four rows per pass over x, sums in double lanes (see dot_block.hpp).
-  float acc[4];
+  // Eight rows per pass over x (eight independent sums in flight), sums in
+  // double lanes (see dot_block.hpp).
+  float acc[8];
   int64_t i = r0;
-  for (; i + 4 <= r1; i += 4) {
-    detail::dot_block<4, 1>(w + i * cols, cols, x, cols, cols, acc);
-    for (int64_t k = 0; k < 4; ++k) y[i + k] = finish(acc[k], residual, i + k);
+  for (; i + 8 <= r1; i += 8) {
+    detail::dot_block<8, 1>(w + i * cols, cols, x, cols, cols, acc);
+    for (int64_t k = 0; k < 8; ++k) y[i + k] = finish(acc[k], residual, i + k);
   }
   for (; i < r1; ++i) {
     detail::dot_block<1, 1>(w + i * cols, cols, x, cols, cols, acc);
