@@ -1,5 +1,6 @@
 // The conformance suite: every check of conformance_checks.hpp, required to
 // pass on the backend this executable was built for (backend_under_test).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "conformance_backend.hpp"
