@@ -124,6 +124,16 @@ TEST_CASE("llama-bench runs a tiny model end to end and its JSON has every field
           Approx(2.0 * cost.matmul_parameters * pp["tok_per_s"]["median"].get<double>() / 1e9));
     CHECK(pp["sgemm_fraction"].get<double>() > 0);
     CHECK(pp["roofline_tok_per_s"].get<double>() > 0);
+    // The rooflines measured just before this configuration, used for its fractions.
+    const json& roof = res["roofline"];
+    CHECK(roof["threads"] == res["threads"]);
+    CHECK(roof["bandwidth_gbps"].get<double>() > 0);
+    CHECK(roof["sgemm_gflops"].get<double>() > 0);
+    CHECK(pp["sgemm_fraction"].get<double>() ==
+          Approx(pp["gflops"].get<double>() / roof["sgemm_gflops"].get<double>()));
+    CHECK(res["decode"]["roofline_tok_per_s"].get<double>() ==
+          Approx(roof["bandwidth_gbps"].get<double>() * 1e9 /
+                 res["decode"]["bytes_per_token"].get<double>()));
     check_decode(res["decode"], 6, 0);
     check_decode(res["decode_at_depth"], 6, 20);
     // Deeper positions read more of the KV cache.
@@ -142,8 +152,8 @@ TEST_CASE("llama-bench markdown, CSV and plot", "[bench]") {
   INFO(md.err);
   REQUIRE(md.exit_code == 0);
   CHECK_THAT(md.out, Contains("| model | backend | threads |") && Contains("pp4 / sgemm") &&
-                         Contains("tg4 / bw") && Contains("| stories260K | reference | 1 |") &&
-                         Contains("read bandwidth"));
+                         Contains("tg4 / bw") && Contains("bw GB/s | sgemm GFLOP/s |") &&
+                         Contains("| stories260K | reference | 1 |") && Contains("read bandwidth"));
 
   auto csv_args = with_quick(base);
   csv_args.insert(csv_args.end(), {"--format", "csv"});

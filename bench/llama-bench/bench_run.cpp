@@ -1,6 +1,10 @@
 // The parent's loop: rooflines first, then checkpoint x backend x threads,
 // each in a fresh child process (llama-bench --run-config ...), so load
-// time and peak RSS are per configuration; then the report and plot.
+// time and peak RSS are per configuration; then the report and plot. The
+// rooflines are measured again just before each configuration (in this
+// process, whose buffers are freed before the child starts): on a shared
+// machine the load drifts over a long run, and a fraction is only
+// meaningful against the machine as it was at the time.
 #include "bench_run.hpp"
 
 #include <cerrno>
@@ -173,22 +177,25 @@ int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   const std::vector<ModelEntry> models = load_models(o, notes);
   check_backends(o);
 
-  std::vector<Roofline> roofs;
-  for (int t : o.threads) {
+  auto roofline = [&](int threads, const std::string& when) {
     Roofline r;
-    measure_bandwidth(r, t, o.bandwidth_mib * 1024 * 1024, kRooflinePasses);
-    measure_sgemm(r, t, o.sgemm_n, kRooflinePasses);
-    err << kProgram << ": roofline j" << t << ": read " << fmt(r.bandwidth_gbps) << " GB/s, sgemm "
-        << fmt(r.sgemm_gflops) << " GFLOP/s\n";
-    roofs.push_back(r);
-  }
+    measure_bandwidth(r, threads, o.bandwidth_mib * 1024 * 1024, kRooflinePasses);
+    measure_sgemm(r, threads, o.sgemm_n, kRooflinePasses);
+    err << kProgram << ": roofline j" << threads << " " << when << ": read "
+        << fmt(r.bandwidth_gbps) << " GB/s, sgemm " << fmt(r.sgemm_gflops) << " GFLOP/s\n";
+    return r;
+  };
+  std::vector<Roofline> roofs;
+  for (int t : o.threads) roofs.push_back(roofline(t, "at start"));
 
   json results = json::array();
   bool failed = false;
   for (const ModelEntry& m : models) {
     for (const std::string& b : o.backends) {
       for (size_t i = 0; i < o.threads.size(); ++i) {
-        results.push_back(run_one(o, m, b, o.threads[i], roofs[i], err));
+        // The first configuration runs right after the start-of-run measurement.
+        const Roofline now = results.empty() ? roofs[i] : roofline(o.threads[i], "now");
+        results.push_back(run_one(o, m, b, o.threads[i], now, err));
         failed = failed || results.back()["status"] != "ok";
       }
     }

@@ -140,7 +140,9 @@ nlohmann::json run_configuration(const RunSpec& spec) {
     const double p = w.prefill_ms();
     auto d = w.decode_ms(0);
     std::vector<double> dd;
-    if (spec.depth > 0) dd = w.decode_ms(spec.depth);
+    // The warm-up skips the depth phase: decode is warm already, and filling
+    // the cache is the slowest part of a repetition.
+    if (spec.depth > 0 && rep >= 0) dd = w.decode_ms(spec.depth);
     if (rep < 0) continue;
     prefill.push_back(p);
     decode.push_back(d);

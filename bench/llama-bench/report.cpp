@@ -139,6 +139,7 @@ json result_json(const json& model, const ModelCost& cost, const std::string& ba
            {"roofline_tok_per_s", roof.sgemm_gflops * 1e9 / cost.prefill_flops_per_token()},
            {"sgemm_fraction", gflops / roof.sgemm_gflops}}},
          {"decode", decode_json(raw["decode_ms"], o.decode_tokens, 0, cost, roof)},
+         {"roofline", roofline_json(roof)},
          {"decode_at_depth", nullptr}};
   if (depth > 0)
     r["decode_at_depth"] = decode_json(raw["depth_ms"], o.decode_tokens, depth, cost, roof);
@@ -147,11 +148,11 @@ json result_json(const json& model, const ModelCost& cost, const std::string& ba
 
 json failed_result_json(const json& model, const std::string& backend, int threads,
                         const std::string& error) {
-  return {{"model", model},          {"backend", backend},        {"backend_name", nullptr},
-          {"threads", threads},      {"status", "error"},         {"error", error},
-          {"load_ms", nullptr},      {"first_token_ms", nullptr}, {"peak_rss_bytes", nullptr},
-          {"peak_rss_mib", nullptr}, {"logits_finite", nullptr},  {"prefill", nullptr},
-          {"decode", nullptr},       {"decode_at_depth", nullptr}};
+  return {{"model", model},          {"backend", backend},         {"backend_name", nullptr},
+          {"threads", threads},      {"status", "error"},          {"error", error},
+          {"load_ms", nullptr},      {"first_token_ms", nullptr},  {"peak_rss_bytes", nullptr},
+          {"peak_rss_mib", nullptr}, {"logits_finite", nullptr},   {"prefill", nullptr},
+          {"decode", nullptr},       {"decode_at_depth", nullptr}, {"roofline", nullptr}};
 }
 
 std::string format_markdown(const json& report) {
@@ -160,7 +161,8 @@ std::string format_markdown(const json& report) {
   const std::string pp = "pp" + std::to_string(st["prompt_tokens"].get<int64_t>());
   const std::string tg = "tg" + std::to_string(st["decode_tokens"].get<int64_t>());
   const std::string at = "@d" + std::to_string(st["depth"].get<int64_t>());
-  s << "Rooflines (OpenBLAS " << report["machine"]["openblas_core"].get<std::string>() << ", "
+  s << "Rooflines at the start of the run (OpenBLAS "
+    << report["machine"]["openblas_core"].get<std::string>() << ", "
     << report["machine"]["cpu"].get<std::string>() << "):\n\n";
   for (const json& r : report["rooflines"]) {
     s << "- " << r["threads"] << " thread(s): read bandwidth "
@@ -170,15 +172,20 @@ std::string format_markdown(const json& report) {
       << fixed(r["sgemm_gflops"].get<double>(), 0) << " GFLOP/s (median "
       << fixed(r["sgemm_median_gflops"].get<double>(), 0) << ", n=" << r["sgemm_n"] << ")\n";
   }
-  s << "\n| model | backend | threads | load ms | peak RSS MiB | " << pp << " tok/s | " << pp
-    << " / sgemm | " << tg << " tok/s | " << tg << " / bw | ms/tok p50 | ms/tok p99 | " << tg << at
-    << " tok/s | " << tg << at << " / bw |\n";
-  s << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  // The depth columns only when a depth was asked for.
+  const bool with_depth = st["depth"].get<int64_t>() > 0;
+  s << "\nEach row's fractions use the rooflines measured just before it (last two columns).\n"
+    << "\n| model | backend | threads | load ms | peak RSS MiB | " << pp << " tok/s | " << pp
+    << " / sgemm | " << tg << " tok/s | " << tg << " / bw | ms/tok p50 | ms/tok p99 | ";
+  if (with_depth) s << tg << at << " tok/s | " << tg << at << " / bw | ";
+  s << "bw GB/s | sgemm GFLOP/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    << (with_depth ? "---:|---:|" : "") << "---:|---:|\n";
   for (const json& r : report["results"]) {
     s << "| " << r["model"]["name"].get<std::string>() << " | " << r["backend"].get<std::string>()
       << " | " << r["threads"] << " | ";
     if (r["status"] != "ok") {
-      s << "error: " << r["error"].get<std::string>() << " |||||||||\n";
+      s << "error: " << r["error"].get<std::string>() << " |||||||||" << (with_depth ? "||" : "")
+        << "\n";
       continue;
     }
     const json& d = r["decode"];
@@ -188,13 +195,15 @@ std::string format_markdown(const json& report) {
       << rate_cell(d["tok_per_s"]) << " | " << fixed(d["bandwidth_fraction"].get<double>(), 2)
       << " | " << fixed(d["ms_per_token"]["p50"].get<double>(), 2) << " | "
       << fixed(d["ms_per_token"]["p99"].get<double>(), 2) << " | ";
-    if (r["decode_at_depth"].is_null()) {
-      s << "- | - |\n";
-    } else {
+    if (with_depth && r["decode_at_depth"].is_null()) {
+      s << "- | - | ";
+    } else if (with_depth) {
       const json& dd = r["decode_at_depth"];
       s << rate_cell(dd["tok_per_s"]) << " | " << fixed(dd["bandwidth_fraction"].get<double>(), 2)
-        << " |\n";
+        << " | ";
     }
+    s << fixed(r["roofline"]["bandwidth_gbps"].get<double>(), 1) << " | "
+      << fixed(r["roofline"]["sgemm_gflops"].get<double>(), 0) << " |\n";
   }
   if (!report["notes"].empty()) {
     s << "\n";
@@ -212,10 +221,7 @@ std::string format_csv(const json& report) {
        "depth_tok_s_median,depth_tok_s_min,depth_tok_s_max,depth_ms_p50,depth_ms_p99,"
        "depth_bandwidth_fraction,bandwidth_gbps,sgemm_gflops\n";
   for (const json& r : report["results"]) {
-    json roof;
-    for (const json& x : report["rooflines"]) {
-      if (x["threads"] == r["threads"]) roof = x;
-    }
+    const json& roof = r["roofline"];
     const bool ok = r["status"] == "ok";
     auto get = [&](const json& obj, const std::vector<std::string>& path) -> json {
       const json* p = &obj;
