@@ -109,6 +109,17 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
       std::vector<float> fast(static_cast<size_t>(rows));
       q8_matvec_rows(fast, wt, xq, 0, rows, Q8Kernel::avx512_vnni);
       CHECK(fast == want);
+      // A batch of vectors: each (row, vector) equals the matrix-vector result.
+      std::vector<Q8Vector> batch = {xq, quantized(std::vector<float>(x.rbegin(), x.rend()), gs)};
+      std::vector<float> both(static_cast<size_t>(2 * rows));
+      for (const Q8Kernel k : {Q8Kernel::portable, Q8Kernel::avx512_vnni}) {
+        std::fill(both.begin(), both.end(), -1.0f);
+        q8_matmat_rows(both, rows, wt, batch, 0, rows, k);
+        std::vector<float> second(static_cast<size_t>(rows));
+        q8_matvec_rows(second, wt, batch[1], 0, rows, Q8Kernel::portable);
+        CHECK(std::equal(want.begin(), want.end(), both.begin()));
+        CHECK(std::equal(second.begin(), second.end(), both.begin() + rows));
+      }
       // A row range writes only its rows.
       std::vector<float> part(5);
       q8_matvec_rows(part, wt, xq, 10, 15, Q8Kernel::avx512_vnni);
@@ -209,18 +220,36 @@ TEST_CASE("llama-cli --format json reproduces parity-q8.json", "[q8][parity][cli
   }
 }
 
-TEST_CASE("the BLAS backend's prompt batch on Q8_0 equals token-by-token forward", "[q8]") {
+TEST_CASE("the BLAS backend's Q8_0 prompt batch equals token-by-token forward", "[q8]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  auto a = BackendRegistry::instance().create("blas", {});
-  auto b = BackendRegistry::instance().create("blas", {});
-  a->prepare(ck.model());
-  b->prepare(ck.model());
-  const std::vector<int32_t> tokens = {1, 9038, 2501, 263, 931};
-  const auto batch = a->forward_batch(tokens, 0, true);
   const auto vocab = static_cast<size_t>(ck.config().vocab_size);
-  REQUIRE(batch.size() == tokens.size() * vocab);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const auto one = b->forward(tokens[i], int64_t(i));
-    CHECK(std::equal(one.begin(), one.end(), batch.begin() + i * vocab));
+  const std::vector<int32_t> tokens = {1, 9038, 2501, 263, 931, 17, 29871, 400};
+  for (const char* kernel : {static_cast<const char*>(nullptr), "portable"}) {
+    for (const int threads : {1, 2}) {
+      INFO("kernel " << (kernel ? kernel : "best") << ", threads " << threads);
+      KernelOverride force(kernel);
+      BackendOptions o;
+      o.threads = threads;
+      auto a = BackendRegistry::instance().create("blas", o);
+      auto b = BackendRegistry::instance().create("blas", o);
+      a->prepare(ck.model());
+      b->prepare(ck.model());
+      // Three tokens one by one, then the rest as a batch after them.
+      std::vector<std::vector<float>> want;
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        const auto one = b->forward(tokens[i], int64_t(i));
+        want.emplace_back(one.begin(), one.end());
+        if (i < 3) (void)a->forward(tokens[i], int64_t(i));
+      }
+      const auto rest = std::span(tokens).subspan(3);
+      const auto all = a->forward_batch(rest, 3, true);
+      REQUIRE(all.size() == rest.size() * vocab);
+      for (size_t i = 0; i < rest.size(); ++i) {
+        CHECK(std::equal(want[3 + i].begin(), want[3 + i].end(), all.begin() + i * vocab));
+      }
+      a->prepare(ck.model());
+      const auto last = a->forward_batch(tokens, 0, false);
+      CHECK(std::equal(last.begin(), last.end(), want.back().begin(), want.back().end()));
+    }
   }
 }

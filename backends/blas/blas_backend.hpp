@@ -30,6 +30,12 @@ class BlasBackend final : public InferenceBackend {
   // Q8_0 weights (blas_q8.cpp): runq.c's forward pass with int8 kernels.
   std::span<const float> forward_q8(int32_t token, int64_t pos);
   void attention_q8(int64_t layer, int64_t pos);
+  // Q8_0 prompt batch (blas_q8_batch.cpp): each int8 weight row read once per batch.
+  std::span<const float> forward_batch_q8(std::span<const int32_t> tokens, int64_t start_pos,
+                                          bool all_logits);
+  void q8_matmat(float* out, int64_t out_stride, const QuantizedTensor& w,
+                 std::span<const Q8Vector> x);
+  void batch_attention_q8(int64_t layer, int64_t start_pos, int64_t n);
   void q8_matvec(std::span<float> y, const QuantizedTensor& w, const Q8Vector& x);
   void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
 
@@ -58,12 +64,14 @@ class BlasBackend final : public InferenceBackend {
   Q8Vector hq_;  // i8 [hidden_dim], f32 [hidden_dim / group_size]
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
-  std::vector<float> bx_;    // f32 [n, dim] residual streams
-  std::vector<float> bxb_;   // f32 [n, dim] normed input / attention output
-  std::vector<float> bq_;    // f32 [n, dim]
-  std::vector<float> bh1_;   // f32 [n, hidden_dim]
-  std::vector<float> bh3_;   // f32 [n, hidden_dim]
-  std::vector<float> batt_;  // f32 [threads, seq_len] attention scores per worker
+  std::vector<float> bx_;      // f32 [n, dim] residual streams
+  std::vector<float> bxb_;     // f32 [n, dim] normed input / attention output
+  std::vector<float> bq_;      // f32 [n, dim]
+  std::vector<float> bh1_;     // f32 [n, hidden_dim]
+  std::vector<float> bh3_;     // f32 [n, hidden_dim]
+  std::vector<float> batt_;    // f32 [threads, seq_len] attention scores per worker
+  std::vector<Q8Vector> bxq_;  // Q8_0: n quantized rows of bxb_, i8 [dim] + f32 scales each
+  std::vector<Q8Vector> bhq_;  // Q8_0: n quantized rows of bh1_, i8 [hidden_dim] + f32 scales
 };
 
 }  // namespace llama::blas

@@ -55,10 +55,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   for (int64_t i = 0; i < n; ++i)
     check_token_position(c, tokens[static_cast<size_t>(i)], start_pos + i);
   if (n == 1 && !all_logits) return forward(tokens[0], start_pos);
-  // Q8_0 has no matrix-matrix kernel yet: one int8 forward per position.
-  if (weights_.format == WeightFormat::q8_0) {
-    return InferenceBackend::forward_batch(tokens, start_pos, all_logits);
-  }
+  if (weights_.format == WeightFormat::q8_0) return forward_batch_q8(tokens, start_pos, all_logits);
 
   openblas_set_threads(threads_);
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size(), hidden = c.hidden_dim;

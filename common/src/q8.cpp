@@ -29,20 +29,39 @@ int32_t dot_group_portable(const int8_t* w, const int8_t* x, int64_t n) {
 
 namespace detail {
 
+// One row of W (`cols` = x's length) against one quantized vector: runq.c's
+// int32 sum per group, then val = fma(ival * w_scale, x_scale, val) in order.
+static float row_dot_portable(const int8_t* wr, const float* ws, const Q8Vector& x) {
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t gs = x.group_size, groups = cols / gs;
+  float val = 0.0f;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int32_t ival = dot_group_portable(wr + g * gs, x.values.data() + g * gs, gs);
+    // runq.c's `val += ival * ws * xs`, contracted into an FMA as in the reference build.
+    val = std::fma(static_cast<float>(ival) * ws[g], x.scales[static_cast<size_t>(g)], val);
+  }
+  return val;
+}
+
 void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
                              int64_t row_begin, int64_t row_end) {
-  const int64_t cols = static_cast<int64_t>(x.values.size()), gs = x.group_size;
-  const int64_t groups = cols / gs;
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t groups = cols / x.group_size;
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const int8_t* wr = w.values.data() + r * cols;
-    const float* ws = w.scales.data() + r * groups;
-    float val = 0.0f;
-    for (int64_t g = 0; g < groups; ++g) {
-      const int32_t ival = dot_group_portable(wr + g * gs, x.values.data() + g * gs, gs);
-      // runq.c's `val += ival * ws * xs`, contracted into an FMA as in the reference build.
-      val = std::fma(static_cast<float>(ival) * ws[g], x.scales[static_cast<size_t>(g)], val);
+    out[static_cast<size_t>(r - row_begin)] =
+        row_dot_portable(w.values.data() + r * cols, w.scales.data() + r * groups, x);
+  }
+}
+
+void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                             std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end) {
+  const auto cols = static_cast<int64_t>(x[0].values.size());
+  const int64_t groups = cols / x[0].group_size;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    for (size_t t = 0; t < x.size(); ++t) {
+      out[t * static_cast<size_t>(out_stride) + static_cast<size_t>(r)] =
+          row_dot_portable(w.values.data() + r * cols, w.scales.data() + r * groups, x[t]);
     }
-    out[static_cast<size_t>(r - row_begin)] = val;
   }
 }
 
@@ -93,6 +112,17 @@ void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vect
     detail::q8_matvec_rows_vnni(out, w, x, row_begin, row_end);
   } else {
     detail::q8_matvec_rows_portable(out, w, x, row_begin, row_end);
+  }
+}
+
+void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                    std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end,
+                    Q8Kernel kernel) {
+  if (x.empty()) return;
+  if (kernel == Q8Kernel::avx512_vnni) {
+    detail::q8_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
+  } else {
+    detail::q8_matmat_rows_portable(out, out_stride, w, x, row_begin, row_end);
   }
 }
 

@@ -15,4 +15,10 @@ void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, con
 void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
                          int64_t row_begin, int64_t row_end);
 
+// q8_matmat_rows' two versions.
+void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                             std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end);
+void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                         std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end);
+
 }  // namespace llama::detail

@@ -69,10 +69,8 @@ LLAMA_VNNI __m512i reduce16(const __m512i v[16]) {
                           _mm512_maskz_shuffle_i32x4(kAll16, t0, t1, 0xdd));
 }
 
-}  // namespace
-
-LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w,
-                                    const Q8Vector& x, int64_t row_begin, int64_t row_end) {
+// One row against one vector; see q8.cpp's row_dot_portable.
+LLAMA_VNNI inline float row_dot(const int8_t* wr, const float* ws, const Q8Vector& x) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t gs = x.group_size, groups = cols / gs;
   const int8_t* xv = x.values.data();
@@ -80,28 +78,50 @@ LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor&
   // Groups of whole 64-byte vectors go 16 at a time; the rest one by one.
   const int64_t blocked = gs % 64 == 0 ? groups - groups % 16 : 0;
   alignas(64) float scaled[16];
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const int8_t* wr = w.values.data() + r * cols;
-    const float* ws = w.scales.data() + r * groups;
-    float val = 0.0f;
-    for (int64_t g0 = 0; g0 < blocked; g0 += 16) {
-      __m512i acc[16];
-      for (int j = 0; j < 16; ++j) {
-        acc[j] = _mm512_setzero_si512();
-        const int64_t at = (g0 + j) * gs;
-        for (int64_t k = 0; k < gs; k += 64)
-          acc[j] = dot64(acc[j], wr + at + k, xv + at + k, ~__mmask64{0});
+  float val = 0.0f;
+  for (int64_t g0 = 0; g0 < blocked; g0 += 16) {
+    __m512i acc[16];
+    for (int j = 0; j < 16; ++j) {
+      acc[j] = _mm512_setzero_si512();
+      const int64_t at = (g0 + j) * gs;
+      for (int64_t k = 0; k < gs; k += 64) {
+        acc[j] = dot64(acc[j], wr + at + k, xv + at + k, ~__mmask64{0});
       }
-      // float(ival) * w_scale for 16 groups at once, then runq.c's FMA chain.
-      _mm512_store_ps(scaled,
-                      _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, reduce16(acc)), _mm512_loadu_ps(ws + g0)));
-      for (int j = 0; j < 16; ++j) val = std::fma(scaled[j], xs[g0 + j], val);
     }
-    for (int64_t g = blocked; g < groups; ++g) {
-      const int32_t ival = dot_group(wr + g * gs, xv + g * gs, gs);
-      val = std::fma(static_cast<float>(ival) * ws[g], xs[g], val);
+    // float(ival) * w_scale for 16 groups at once, then runq.c's FMA chain.
+    _mm512_store_ps(scaled, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, reduce16(acc)),
+                                          _mm512_loadu_ps(ws + g0)));
+    for (int j = 0; j < 16; ++j) val = std::fma(scaled[j], xs[g0 + j], val);
+  }
+  for (int64_t g = blocked; g < groups; ++g) {
+    const int32_t ival = dot_group(wr + g * gs, xv + g * gs, gs);
+    val = std::fma(static_cast<float>(ival) * ws[g], xs[g], val);
+  }
+  return val;
+}
+
+}  // namespace
+
+LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w,
+                                    const Q8Vector& x, int64_t row_begin, int64_t row_end) {
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t groups = cols / x.group_size;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    out[static_cast<size_t>(r - row_begin)] =
+        row_dot(w.values.data() + r * cols, w.scales.data() + r * groups, x);
+  }
+}
+
+LLAMA_VNNI void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride,
+                                    const QuantizedTensor& w, std::span<const Q8Vector> x,
+                                    int64_t row_begin, int64_t row_end) {
+  const auto cols = static_cast<int64_t>(x[0].values.size());
+  const int64_t groups = cols / x[0].group_size;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    for (size_t t = 0; t < x.size(); ++t) {
+      out[t * static_cast<size_t>(out_stride) + static_cast<size_t>(r)] =
+          row_dot(w.values.data() + r * cols, w.scales.data() + r * groups, x[t]);
     }
-    out[static_cast<size_t>(r - row_begin)] = val;
   }
 }
 

@@ -41,6 +41,13 @@ void quantize_activations(std::span<const float> x, Q8Vector& out);
 void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
                     int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 
+// The same for a batch of vectors (a prompt): out[t * out_stride + r] for
+// rows r in [row_begin, row_end) and every vector t. Each weight row is read
+// once for the whole batch; each (row, vector) result equals q8_matvec_rows'.
+void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                    std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end,
+                    Q8Kernel kernel);
+
 // out[i] = values[i] * scales[i / group_size].
 void dequantize(const QuantizedTensor& t, std::span<float> out);
 
