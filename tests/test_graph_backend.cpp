@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "graph/graph_backend.hpp"
 #include "llama/checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
@@ -91,8 +92,12 @@ TEST_CASE("graph: batches equal sequential calls bit for bit, prepare restarts",
   for (const char* file : {"stories260K.bin", "rand-gqa.bin"}) {
     INFO(file);
     const Checkpoint ck = Checkpoint::open(test::model_path(file));
+    // More than one chunk of the batch plans, and a partial chunk at the end.
+    const int64_t n = ck.config().seq_len - 3;
+    REQUIRE(n > graph::GraphBackend::kBatchTokens);
+    REQUIRE(n % graph::GraphBackend::kBatchTokens != 0);
     std::vector<int32_t> tokens;
-    for (int32_t i = 0; i < 75; ++i) tokens.push_back((i * 37 + 1) % 500);  // crosses chunks of 32
+    for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 500));
     auto one = make("graph", 1);
     one->prepare(ck.model());
     std::vector<float> sequential;

@@ -42,7 +42,7 @@ class GraphBackend final : public InferenceBackend {
   std::string describe() const override;
 
   // Rows of the plans forward_batch runs (prompt chunks of at most this many tokens).
-  static constexpr int64_t kBatchTokens = 32;
+  static constexpr int64_t kBatchTokens = 128;
 
  private:
   PlanSet build_plans(int64_t tokens) const;
