@@ -270,7 +270,7 @@ std::map<ValueId, std::vector<float>> naive_eval(
 TEST_CASE("graph compiler: random DAGs never overlap live values and replay exactly",
           "[graph][property]") {
   std::mt19937 rng(20261129);
-  Executor exec(2);
+  const Executor exec(2);
   int fused_instructions = 0, reused_bytes = 0;
   for (int iter = 0; iter < 400; ++iter) {
     INFO("graph " << iter);

@@ -29,10 +29,6 @@ inline Lanes load_lanes(const float* p, int64_t n) {  // n < 8 valid, zeros afte
   return _mm512_maskz_cvtps_pd(0xFF,
                                _mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1u), p));
 }
-inline Lanes load_lanes(const double* p) { return _mm512_loadu_pd(p); }
-inline Lanes load_lanes(const double* p, int64_t n) {
-  return _mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1u), p);
-}
 inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm512_fmadd_pd(a, b, c); }
 // (l0 + l4) + (l2 + l6), (l1 + l5) + (l3 + l7), then their sum: the scalar tree below.
 inline double reduce_lanes(Lanes v) {
@@ -46,14 +42,12 @@ struct Lanes {
   double l[8];
 };
 inline Lanes zero_lanes() { return Lanes{}; }
-template <typename In>
-inline Lanes load_lanes(const In* p) {
+inline Lanes load_lanes(const float* p) {
   Lanes v;
   for (int i = 0; i < 8; ++i) v.l[i] = p[i];
   return v;
 }
-template <typename In>
-inline Lanes load_lanes(const In* p, int64_t n) {
+inline Lanes load_lanes(const float* p, int64_t n) {
   Lanes v{};
   for (int64_t i = 0; i < n; ++i) v.l[i] = p[i];
   return v;
@@ -72,10 +66,8 @@ inline double reduce_lanes(Lanes v) {
 #endif
 
 // out[r * T + t] = W[r, :] . X[t, :] for r < R, t < T, rounded to f32 once.
-// W and X are f32 or f32 values already widened to double (exact, so the
-// result is the same bits either way).
-template <int R, int T, typename WIn, typename XIn>
-inline void dot_block(const WIn* w, int64_t ldw, const XIn* x, int64_t ldx, int64_t cols,
+template <int R, int T>
+inline void dot_block(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t cols,
                       float* out) {
   Lanes acc[R][T];
 #pragma GCC unroll 8

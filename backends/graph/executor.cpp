@@ -20,24 +20,7 @@ Executor::Executor(int threads)
   if (threads < 1) throw Error("graph: threads must be >= 1, got " + std::to_string(threads));
 }
 
-void Executor::reserve(int64_t tokens, int64_t cols) {
-  const auto x_need = static_cast<size_t>(tokens * cols);
-  if (x_wide_.size() < x_need) x_wide_.assign(x_need, 0.0);
-  const auto slot = static_cast<size_t>(matmul_scratch_doubles(cols));
-  if (w_slot_ < slot) {
-    w_slot_ = slot;
-    w_wide_.assign(w_slot_ * static_cast<size_t>(threads_), 0.0);
-  }
-}
-
-void Executor::reserve(const Plan& plan) {
-  if (plan.tokens == 1) return;
-  for (const Instruction& in : plan.instructions) {
-    if (in.op == Op::matvec || in.op == Op::matvec_add) reserve(plan.tokens, in.w_cols);
-  }
-}
-
-void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) {
+void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) const {
   if (tokens < 1 || tokens > plan.tokens || arena.size() < plan.arena_floats()) {
     throw Error("graph: plan run with " + std::to_string(tokens) + " token(s) on an arena of " +
                 std::to_string(arena.size()) + " floats");
@@ -45,7 +28,7 @@ void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) {
   for (const Instruction& in : plan.instructions) run_instruction(in, arena.data(), tokens);
 }
 
-void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) {
+void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
   float* out = arena + in.out.offset;
   const float* a = arena + in.a.offset;
   const float* b = arena + in.b.offset;
@@ -61,24 +44,16 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
           parallel ? std::max<int64_t>(1, std::min<int64_t>(threads_ * 4, rows / 16)) : 1;
       const int64_t per = (rows + n_blocks - 1) / n_blocks;
       const int64_t rows_per_block = (per + 7) / 8 * 8;
-      if (tokens > 1) {
-        reserve(tokens, in.w_cols);
-        widen_rows(x_wide_.data(), a, in.a.ld, tokens, in.w_cols);
-      }
       for_each(n_blocks, parallel, [&](int64_t blk) {
         const int64_t r0 = blk * rows_per_block;
         const int64_t r1 = std::min(rows, r0 + rows_per_block);
         if (r0 >= r1) return;
         if (tokens == 1) {
           matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);
-          return;
+        } else {
+          matmul_rows(out, in.out.ld, in.w, a, in.a.ld, in.w_cols, tokens, r0, r1, residual,
+                      in.b.ld);
         }
-        // Each arena thread owns one slot of W scratch (run serially: slot 0).
-        const int index = tbb::this_task_arena::current_thread_index();
-        const int slot = parallel && index >= 0 && index < threads_ ? index : 0;
-        double* scratch = w_wide_.data() + static_cast<size_t>(slot) * w_slot_;
-        matmul_rows(out, in.out.ld, in.w, x_wide_.data(), in.w_cols, tokens, r0, r1, residual,
-                    in.b.ld, scratch);
       });
       break;
     }

@@ -1,8 +1,6 @@
 // The executor: replays a compiled plan over an arena, with no allocation.
 // Matrix products are split into row blocks across a persistent oneTBB arena;
-// element-wise work runs on the calling thread. Batched products use scratch
-// (the activations and a block of W per thread, widened to double) sized by
-// reserve() so replays allocate nothing.
+// element-wise work runs on the calling thread.
 #pragma once
 
 #include <tbb/blocked_range.h>
@@ -13,7 +11,6 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <vector>
 
 #include "plan.hpp"
 
@@ -25,26 +22,19 @@ class Executor {
 
   int threads() const { return threads_; }
 
-  // Sizes the scratch for `plan` (run grows it on demand otherwise).
-  void reserve(const Plan& plan);
-
   // Runs every instruction of `plan` for the first `tokens` rows (<= plan.tokens)
   // on `arena` (at least plan.arena_floats() floats, inputs already written).
-  void run(const Plan& plan, std::span<float> arena, int64_t tokens);
+  void run(const Plan& plan, std::span<float> arena, int64_t tokens) const;
 
   // Calls body(i) for i in [0, n) on the arena's threads when `parallel`.
   template <typename Body>
   void for_each(int64_t n, bool parallel, const Body& body) const;
 
  private:
-  void run_instruction(const Instruction& in, float* arena, int64_t tokens);
-  void reserve(int64_t tokens, int64_t cols);
+  void run_instruction(const Instruction& in, float* arena, int64_t tokens) const;
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;
-  std::vector<double> x_wide_;  // f64 [tokens, cols]: a batched product's input
-  std::vector<double> w_wide_;  // f64 [threads, w_slot_]: each thread's block of W
-  size_t w_slot_ = 0;
 };
 
 template <typename Body>

@@ -102,10 +102,6 @@ void GraphBackend::prepare(const Model& model) {
   stacked_ = stack_layers(weights_, c);
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
-  for (const auto* plans : {&batch_.attention_in, &batch_.feed_forward}) {
-    for (const Plan& p : *plans) exec_.reserve(p);
-  }
-  exec_.reserve(batch_.classifier);
   const int64_t hs = c.head_size();
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
   key_cache_.assign(sz(c.kv_cache_floats() / 2), 0.0f);

@@ -33,50 +33,38 @@ void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t
   }
 }
 
-int64_t matmul_scratch_doubles(int64_t cols) {
-  return std::max<int64_t>(int64_t{32} * 1024, 4 * cols);
-}
-
-void widen_rows(double* out, const float* x, int64_t ldx, int64_t rows, int64_t cols) {
-  for (int64_t t = 0; t < rows; ++t) {
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) out[t * cols + j] = x[t * ldx + j];
-  }
-}
-
-void matmul_rows(float* y, int64_t ldy, const float* w, const double* xd, int64_t cols,
-                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr,
-                 double* w_scratch) {
-  // Blocks of W rows, widened once, small enough to stay in L2 while every
-  // token passes over them; inside, 4 rows x 4 tokens per pass (16 sums).
-  const int64_t block = matmul_scratch_doubles(cols) / cols / 4 * 4;
+void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
+                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
+  // Blocks of W rows small enough to stay in L2 while every token passes over
+  // them; inside, 4 rows x 4 tokens per pass (16 independent sums).
+  const int64_t block = std::max<int64_t>(4, (int64_t{128} * 1024 / 4 / cols) / 4 * 4);
   float acc[16];
-  auto store = [&](int64_t t, int64_t i, float v) {
-    y[t * ldy + i] = finish(v, residual ? residual + t * ldr : nullptr, i);
-  };
   for (int64_t b0 = r0; b0 < r1; b0 += block) {
     const int64_t b1 = std::min(r1, b0 + block);
-    widen_rows(w_scratch, w + b0 * cols, cols, b1 - b0, cols);
     int64_t t = 0;
     for (; t + 4 <= tokens; t += 4) {
-      const double* xt = xd + t * cols;
+      const float* xt = x + t * ldx;
       int64_t i = b0;
       for (; i + 4 <= b1; i += 4) {
-        detail::dot_block<4, 4>(w_scratch + (i - b0) * cols, cols, xt, cols, cols, acc);
+        detail::dot_block<4, 4>(w + i * cols, cols, xt, ldx, cols, acc);
         for (int64_t r = 0; r < 4; ++r) {
-          for (int64_t k = 0; k < 4; ++k) store(t + k, i + r, acc[r * 4 + k]);
+          for (int64_t k = 0; k < 4; ++k) {
+            const float* res = residual ? residual + (t + k) * ldr : nullptr;
+            y[(t + k) * ldy + i + r] = finish(acc[r * 4 + k], res, i + r);
+          }
         }
       }
       for (; i < b1; ++i) {
-        detail::dot_block<1, 4>(w_scratch + (i - b0) * cols, cols, xt, cols, cols, acc);
-        for (int64_t k = 0; k < 4; ++k) store(t + k, i, acc[k]);
+        detail::dot_block<1, 4>(w + i * cols, cols, xt, ldx, cols, acc);
+        for (int64_t k = 0; k < 4; ++k) {
+          const float* res = residual ? residual + (t + k) * ldr : nullptr;
+          y[(t + k) * ldy + i] = finish(acc[k], res, i);
+        }
       }
     }
     for (; t < tokens; ++t) {
-      for (int64_t i = b0; i < b1; ++i) {
-        detail::dot_block<1, 1>(w_scratch + (i - b0) * cols, cols, xd + t * cols, cols, cols, acc);
-        store(t, i, acc[0]);
-      }
+      matvec_rows(y + t * ldy, w, x + t * ldx, cols, b0, b1,
+                  residual ? residual + t * ldr : nullptr);
     }
   }
 }

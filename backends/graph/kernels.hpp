@@ -13,20 +13,11 @@ namespace llama::graph {
 void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
                  const float* residual);
 
-// Doubles of scratch matmul_rows needs for `cols` columns: an L2-sized block of W rows.
-int64_t matmul_scratch_doubles(int64_t cols);
-
-// out[t * cols + j] = x[t * ldx + j] widened to double.
-void widen_rows(double* out, const float* x, int64_t ldx, int64_t rows, int64_t cols);
-
 // Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]) for tokens [0, tokens) and rows [r0, r1):
-// the batched form. xd is X widened (widen_rows, [tokens, cols]); each block of
-// W rows is widened once into w_scratch (matmul_scratch_doubles(cols)) and
-// reused across every token. Each element equals what matvec_rows computes
-// for that token.
-void matmul_rows(float* y, int64_t ldy, const float* w, const double* xd, int64_t cols,
-                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr,
-                 double* w_scratch);
+// the batched form, W's row block reused from cache across the tokens. Each
+// element equals what matvec_rows computes for that token.
+void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
+                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr);
 
 // out = w * x / sqrt(mean(x^2) + eps) (run.c's RMSNorm, sum of squares in double).
 void rmsnorm_row(float* out, const float* x, const float* w, int64_t n);
