@@ -51,16 +51,21 @@ TEST_CASE("graph kernels: matvec rows against a plain loop", "[graph][kernels]")
 
 TEST_CASE("graph kernels: the batched product equals one matvec per token", "[graph][kernels]") {
   std::mt19937 rng(8);
-  for (int64_t cols : {5, 64, 1000}) {
-    const int64_t rows = 37, tokens = 5, ldx = cols + 3, ldy = rows + 2, ldr = rows + 1;
+  for (int64_t cols : {5, 64, 1000, 9000}) {
+    INFO("cols = " << cols);
+    // Rows span several L2 blocks of W (128 KiB each); 6 tokens leave a partial group of 4.
+    const int64_t rows = 3 * std::max<int64_t>(4, 32 * 1024 / cols) + 7, tokens = 6;
+    const int64_t ldx = cols + 3, ldy = rows + 2, ldr = rows + 1;
     const auto w = random_floats(static_cast<size_t>(rows * cols), rng);
     const auto x = random_floats(static_cast<size_t>(tokens * ldx), rng);
     const auto r = random_floats(static_cast<size_t>(tokens * ldr), rng);
     std::vector<float> y(static_cast<size_t>(tokens * ldy), 0.f), want(static_cast<size_t>(rows));
-    matmul_rows(y.data(), ldy, w.data(), x.data(), ldx, cols, tokens, 0, rows, r.data(), ldr);
+    const int64_t r0 = 3;  // a range not starting at 0 leaves the rows before it alone
+    matmul_rows(y.data(), ldy, w.data(), x.data(), ldx, cols, tokens, r0, rows, r.data(), ldr);
     for (int64_t t = 0; t < tokens; ++t) {
       matvec_rows(want.data(), w.data(), x.data() + t * ldx, cols, 0, rows, r.data() + t * ldr);
-      for (int64_t i = 0; i < rows; ++i) REQUIRE(y[t * ldy + i] == want[i]);
+      for (int64_t i = 0; i < r0; ++i) REQUIRE(y[t * ldy + i] == 0.f);
+      for (int64_t i = r0; i < rows; ++i) REQUIRE(y[t * ldy + i] == want[i]);
     }
   }
 }
