@@ -124,9 +124,18 @@ TEST_CASE("llama-bench runs a tiny model end to end and its JSON has every field
           Approx(2.0 * cost.matmul_parameters * pp["tok_per_s"]["median"].get<double>() / 1e9));
     CHECK(pp["sgemm_fraction"].get<double>() > 0);
     CHECK(pp["roofline_tok_per_s"].get<double>() > 0);
-    // The rooflines measured just before this configuration, used for its fractions.
+    // The rooflines measured just before and after this configuration; the
+    // better of the two gives its fractions.
     const json& roof = res["roofline"];
     CHECK(roof["threads"] == res["threads"]);
+    REQUIRE(res["roofline_samples"].size() == 2);
+    for (const char* k : {"bandwidth_gbps", "sgemm_gflops"}) {
+      const json& samples = res["roofline_samples"];
+      CHECK(roof[k].get<double>() ==
+            std::max(samples[0][k].get<double>(), samples[1][k].get<double>()));
+      CHECK(samples[0]["threads"] == res["threads"]);
+      CHECK(samples[1]["threads"] == res["threads"]);
+    }
     CHECK(roof["bandwidth_gbps"].get<double>() > 0);
     CHECK(roof["sgemm_gflops"].get<double>() > 0);
     CHECK(pp["sgemm_fraction"].get<double>() ==

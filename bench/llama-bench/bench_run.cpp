@@ -2,11 +2,12 @@
 // each in a fresh child process (llama-bench --run-config ...), so load
 // time and peak RSS are per configuration; then the report and plot. The
 // rooflines are measured again just before each configuration (in this
-// process, whose buffers are freed before the child starts): on a shared
-// machine the load drifts over a long run, and a fraction is only
-// meaningful against the machine as it was at the time.
+// process, whose buffers are freed before the child starts) and after it:
+// on a shared machine the load drifts over a long run, and a fraction is
+// only meaningful against the machine as it was at the time.
 #include "bench_run.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -103,17 +104,34 @@ void check_backends(const BenchOptions& o) {
   }
 }
 
+// Interference from other processes only ever lowers a roofline measurement,
+// so the better of the measurements either side of a configuration is the
+// estimate of what the machine allowed while it ran.
+Roofline combine(const Roofline& a, const Roofline& b) {
+  Roofline r = a;
+  r.bandwidth_gbps = std::max(a.bandwidth_gbps, b.bandwidth_gbps);
+  r.bandwidth_median_gbps = std::max(a.bandwidth_median_gbps, b.bandwidth_median_gbps);
+  r.sgemm_gflops = std::max(a.sgemm_gflops, b.sgemm_gflops);
+  r.sgemm_median_gflops = std::max(a.sgemm_median_gflops, b.sgemm_median_gflops);
+  return r;
+}
+
 std::string fmt(double v) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(v >= 100 ? 0 : 2) << v;
   return s.str();
 }
 
+// Runs one configuration in a child; `measure_after` takes the roofline
+// once the child has finished, and the result uses the better of `before`
+// and that (see combine).
+template <typename MeasureAfter>
 json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& backend, int threads,
-             const Roofline& roof, std::ostream& err) {
+             const Roofline& before, MeasureAfter measure_after, std::ostream& err) {
   const std::string label =
       m.model["name"].get<std::string>() + " " + backend + " j" + std::to_string(threads);
   const ChildOutput child = run_self(child_arguments(o, m.path, backend, threads, m.depth));
+  const Roofline after = measure_after();
   std::string error;
   json raw;
   try {
@@ -133,7 +151,8 @@ json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& back
     err << kProgram << ": " << label << ": " << error << "\n";
     return failed_result_json(m.model, backend, threads, error);
   }
-  json r = result_json(m.model, m.cost, backend, threads, o, m.depth, raw, roof);
+  json r = result_json(m.model, m.cost, backend, threads, o, m.depth, raw, combine(before, after));
+  r["roofline_samples"] = json::array({roofline_json(before), roofline_json(after)});
   err << kProgram << ": " << label << ": pp" << o.prompt_tokens << " "
       << fmt(r["prefill"]["tok_per_s"]["median"]) << " tok/s, tg" << o.decode_tokens << " "
       << fmt(r["decode"]["tok_per_s"]["median"]) << " tok/s ("
@@ -190,12 +209,13 @@ int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
 
   json results = json::array();
   bool failed = false;
+  Roofline last = roofs.back();  // the latest measurement, nothing ran since
   for (const ModelEntry& m : models) {
     for (const std::string& b : o.backends) {
-      for (size_t i = 0; i < o.threads.size(); ++i) {
-        // The first configuration runs right after the start-of-run measurement.
-        const Roofline now = results.empty() ? roofs[i] : roofline(o.threads[i], "now");
-        results.push_back(run_one(o, m, b, o.threads[i], now, err));
+      for (int t : o.threads) {
+        const Roofline before = last.threads == t ? last : roofline(t, "before");
+        results.push_back(run_one(
+            o, m, b, t, before, [&] { return last = roofline(t, "after"); }, err));
         failed = failed || results.back()["status"] != "ok";
       }
     }

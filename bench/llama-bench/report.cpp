@@ -148,11 +148,22 @@ json result_json(const json& model, const ModelCost& cost, const std::string& ba
 
 json failed_result_json(const json& model, const std::string& backend, int threads,
                         const std::string& error) {
-  return {{"model", model},          {"backend", backend},         {"backend_name", nullptr},
-          {"threads", threads},      {"status", "error"},          {"error", error},
-          {"load_ms", nullptr},      {"first_token_ms", nullptr},  {"peak_rss_bytes", nullptr},
-          {"peak_rss_mib", nullptr}, {"logits_finite", nullptr},   {"prefill", nullptr},
-          {"decode", nullptr},       {"decode_at_depth", nullptr}, {"roofline", nullptr}};
+  return {{"model", model},
+          {"backend", backend},
+          {"backend_name", nullptr},
+          {"threads", threads},
+          {"status", "error"},
+          {"error", error},
+          {"load_ms", nullptr},
+          {"first_token_ms", nullptr},
+          {"peak_rss_bytes", nullptr},
+          {"peak_rss_mib", nullptr},
+          {"logits_finite", nullptr},
+          {"prefill", nullptr},
+          {"decode", nullptr},
+          {"decode_at_depth", nullptr},
+          {"roofline", nullptr},
+          {"roofline_samples", nullptr}};
 }
 
 std::string format_markdown(const json& report) {
@@ -174,7 +185,8 @@ std::string format_markdown(const json& report) {
   }
   // The depth columns only when a depth was asked for.
   const bool with_depth = st["depth"].get<int64_t>() > 0;
-  s << "\nEach row's fractions use the rooflines measured just before it (last two columns).\n"
+  s << "\nEach row's fractions use the better of the rooflines measured just before and just after "
+       "it (last two columns).\n"
     << "\n| model | backend | threads | load ms | peak RSS MiB | " << pp << " tok/s | " << pp
     << " / sgemm | " << tg << " tok/s | " << tg << " / bw | ms/tok p50 | ms/tok p99 | ";
   if (with_depth) s << tg << at << " tok/s | " << tg << at << " / bw | ";
