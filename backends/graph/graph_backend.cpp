@@ -96,6 +96,10 @@ void GraphBackend::prepare(const Model& model) {
   decode_ = {};
   batch_ = {};
   stacked_ = {};
+  if (model.weights.format != WeightFormat::f32) {
+    throw Error("graph: " + model.source +
+                ": only f32 checkpoints are supported (Q8_0 runs on -b blas)");
+  }
   config_ = model.config;
   const Config& c = config_;
   weights_ = to_per_layer(model.weights, c);
