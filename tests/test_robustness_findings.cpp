@@ -1,9 +1,12 @@
 // Regressions for what fuzzing found (fuzz/): each input is the one libFuzzer
 // saved, fed to the same entry point, with the behaviour now expected.
 #include <catch2/catch.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_options.hpp"
+#include "cli_run.hpp"
 #include "llama/error.hpp"
 #include "llama/tokenizer.hpp"
 #include "test_support.hpp"
@@ -19,6 +22,32 @@ std::vector<std::byte> from_hex(const std::string& hex) {
     out.push_back(static_cast<std::byte>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   }
   return out;
+}
+
+// fuzz_cli_args input: arguments separated by NUL bytes.
+std::vector<std::string> args_from_hex(const std::string& hex) {
+  std::vector<std::string> args(1);
+  for (std::byte b : from_hex(hex)) {
+    if (b == std::byte{0}) {
+      args.emplace_back();
+    } else {
+      args.back().push_back(static_cast<char>(b));
+    }
+  }
+  return args;
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+CliRun run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  CliRun r;
+  r.code = llama::cli::run_cli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
 }
 
 }  // namespace
@@ -50,4 +79,49 @@ TEST_CASE("finding: encode with BOS/EOS in a vocabulary of fewer than 3 entries"
   const llama::Tokenizer tok2 = llama::Tokenizer::parse(two, "two.bin", 2);
   CHECK(tok2.encode("", true, false) == std::vector<int32_t>{1});
   CHECK_THROWS_WITH(tok2.encode("", true, true), Contains("EOS"));
+}
+
+TEST_CASE("finding: a usage error quoting a newline stays one line",
+          "[robustness][fuzz-finding][cli]") {
+  // fuzz_cli_args: the flag "-\xFF\nc"; Boost quotes it and the message broke in two.
+  const auto args = args_from_hex("2dff0a63002e6d726e696f70636d7074");
+  REQUIRE(args.front() == "-\xFF\nc");
+  const CliRun r = run_cli(args);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, StartsWith("llama-cli: ") && Contains("\\x0A"));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+TEST_CASE("finding: a value containing %value% does not hang the parser",
+          "[robustness][fuzz-finding][cli]") {
+  // fuzz_cli_args timed out: Boost 1.74 replaces %value% in its message with
+  // the value itself, in a loop that never ends when the value holds "%value%".
+  const auto args = args_from_hex(
+      "2d63006d2e3905050505050505050505050505390505050505050505050505050505050505053035002d7400"
+      "31652576616c756525272920666f72206f70333039");
+  REQUIRE(args.size() == 4);
+  CHECK_THROWS_WITH(llama::cli::parse_cli(args), Contains("temperature"));
+  for (const std::vector<std::string>& a :
+       {std::vector<std::string>{"-c", "m.bin", "-t", "%value%"},
+        std::vector<std::string>{"-c", "m.bin", "--%canonical_option%"},
+        std::vector<std::string>{"-c", "m.bin", "-s", "%option%%prefix%"}}) {
+    const CliRun r = run_cli(a);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, StartsWith("llama-cli: ") && Contains("'%'"));
+  }
+  // Without a '%' anywhere, Boost's own message (which quotes the value) is kept.
+  CHECK_THROWS_WITH(llama::cli::parse_cli({"-c", "m.bin", "-t", "abc"}), Contains("'abc'"));
+}
+
+TEST_CASE("finding: a temperature beyond float range is refused",
+          "[robustness][fuzz-finding][cli]") {
+  // fuzz_cli_args: "-t 1e154" is finite as a double and became inf as a float.
+  const auto args = args_from_hex(
+      "2d63006d2e6269303b006e2d0073873035006d2effffffffffffff3687303735303134323735343237393135"
+      "343935353531363136002d74003165313534");
+  REQUIRE(args.back() == "1e154");
+  CHECK_THROWS_WITH(llama::cli::parse_cli(args), StartsWith("--temperature"));
+  CHECK_THROWS_WITH(llama::cli::parse_cli({"-c", "m.bin", "-t", "3.5e38"}),
+                    StartsWith("--temperature"));
+  CHECK(llama::cli::parse_cli({"-c", "m.bin", "-t", "3.0e38"}).temperature == 3.0e38f);
 }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace po = boost::program_options;
 
@@ -47,7 +48,9 @@ void GenerationFlagParser::add_to(po::options_description& desc) {
 GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm) const {
   GenerationFlags g = flags_;
   if (g.checkpoint.empty()) throw UsageError("--checkpoint: required (-c FILE)");
-  if (!std::isfinite(temperature_) || temperature_ < 0) {
+  // Finite as a float too: 1e154 passes as a double and becomes inf (fuzz/fuzz_cli_args).
+  if (!std::isfinite(temperature_) || temperature_ < 0 ||
+      temperature_ > std::numeric_limits<float>::max()) {
     throw UsageError("--temperature: must be a finite number >= 0, got " +
                      std::to_string(temperature_));
   }

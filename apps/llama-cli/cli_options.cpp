@@ -4,6 +4,8 @@
 #include <boost/program_options.hpp>
 #include <sstream>
 
+#include "usage_message.hpp"
+
 namespace po = boost::program_options;
 
 namespace llama::cli {
@@ -39,7 +41,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    throw UsageError(usage_message(e, args));
   }
 
   if (vm.count("help"))

@@ -1,0 +1,65 @@
+// libFuzzer target: llama-cli's argument parsing. The input is split at NUL
+// bytes into arguments. parse_cli must either throw UsageError or return
+// options within the documented ranges; a usage error reaches the user as one
+// line and exit code 2; help, version and listing run fully.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_options.hpp"
+#include "cli_run.hpp"
+#include "fuzz_check.hpp"
+
+namespace {
+
+constexpr size_t kMaxArgs = 32;
+
+void check_ranges(const llama::cli::CliOptions& o) {
+  using llama::cli::Action;
+  if (o.action == Action::help || o.action == Action::version ||
+      o.action == Action::list_backends) {
+    std::ostringstream out, err;
+    const std::vector<std::string> args = {o.action == Action::help      ? "--help"
+                                           : o.action == Action::version ? "--version"
+                                                                         : "--list-backends"};
+    FUZZ_CHECK(llama::cli::run_cli(args, out, err) == 0, "informational action failed");
+    FUZZ_CHECK(err.str().empty() && !out.str().empty(), "informational action output");
+    return;
+  }
+  FUZZ_CHECK(!o.checkpoint.empty(), "accepted without a checkpoint");
+  FUZZ_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "temperature out of range");
+  FUZZ_CHECK(o.top_p >= 0 && o.top_p <= 1, "top-p out of range");
+  FUZZ_CHECK(o.steps >= 0, "negative steps");
+  FUZZ_CHECK(o.threads >= 0 && o.threads <= 1024, "threads out of range");
+  FUZZ_CHECK(!o.backend.empty(), "empty backend");
+  FUZZ_CHECK(!o.seed || *o.seed != 0, "seed 0 kept");
+  FUZZ_CHECK(!llama::cli::resolve_tokenizer_path(o).empty(), "no tokenizer path");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> args(1);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0) {
+      if (args.size() == kMaxArgs) return 0;
+      args.emplace_back();
+    } else {
+      args.back().push_back(static_cast<char>(data[i]));
+    }
+  }
+  try {
+    check_ranges(llama::cli::parse_cli(args));
+  } catch (const llama::cli::UsageError&) {
+    // What the user sees: exit code 2 and exactly one line on stderr.
+    std::ostringstream out, err;
+    FUZZ_CHECK(llama::cli::run_cli(args, out, err) == 2, "usage error exit code");
+    const std::string e = err.str();
+    FUZZ_CHECK(e.rfind("llama-cli: ", 0) == 0, "usage error not prefixed");
+    FUZZ_CHECK(e.find('\n') == e.size() - 1 && out.str().empty(), "usage error not one line");
+  }
+  return 0;
+}

@@ -1,0 +1,160 @@
+// llama-fuzz-seeds OUTDIR: writes the seed corpus of every fuzz target into
+// OUTDIR/<target>/, generated here (tiny checkpoints, a byte-level tokenizer,
+// texts, argument lists), never copied from the shared models.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+template <typename T>
+void append(Bytes& out, const T& v) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+void write(const fs::path& dir, const std::string& name, const Bytes& bytes) {
+  fs::create_directories(dir);
+  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
+}
+
+// A consistent legacy checkpoint: header, then every tensor and both rope tables.
+Bytes checkpoint(const std::vector<int32_t>& h) {
+  const int64_t dim = h[0], hidden = h[1], layers = h[2], heads = h[3], kv_heads = h[4];
+  const int64_t vocab = std::abs(h[5]), seq = h[6];
+  const int64_t hs = dim / heads, kv = kv_heads * hs;
+  int64_t floats = vocab * dim +
+                   layers * (2 * dim + 2 * dim * dim + 2 * kv * dim + 3 * dim * hidden) + dim +
+                   seq * hs;
+  if (h[5] < 0) floats += vocab * dim;
+  Bytes out;
+  for (int32_t v : h) append(out, v);
+  for (int64_t i = 0; i < floats; ++i) {
+    append(out, static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * 0.1));
+  }
+  return out;
+}
+
+void checkpoint_seeds(const fs::path& dir) {
+  write(dir, "shared-classifier", checkpoint({8, 12, 2, 2, 2, 10, 4}));
+  write(dir, "separate-classifier-gqa", checkpoint({8, 12, 2, 2, 1, -10, 4}));
+  write(dir, "one-layer", checkpoint({4, 4, 1, 1, 1, 3, 2}));
+  Bytes cut = checkpoint({8, 12, 2, 2, 1, 10, 4});
+  cut.resize(cut.size() / 2);
+  write(dir, "truncated", cut);
+  Bytes magic;
+  for (int32_t v : {0x616b3432, 2, 8, 12, 2, 2, 1}) append(magic, v);
+  write(dir, "ak42-magic", magic);
+  Bytes header = checkpoint({8, 12, 2, 2, 2, 10, 4});
+  header.resize(28);
+  write(dir, "header-only", header);
+}
+
+// A tokenizer.bin: <unk>, <s>, </s>, the 256 byte tokens, then a few merges.
+Bytes tokenizer_file(int32_t extra) {
+  std::vector<std::pair<float, std::string>> entries = {
+      {0, "<unk>"}, {0, "\n<s>\n"}, {0, "\n</s>\n"}};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    entries.emplace_back(0.0f, name);
+  }
+  const char* merges[] = {
+      " ",  "a", "b", "h", "e", "l", "o", " h", "he", "ll", "llo", " hello", "\xE2\x96\x81",
+      "ab", " a"};
+  float score = -1;
+  for (int32_t i = 0; i < extra && i < static_cast<int32_t>(std::size(merges)); ++i) {
+    entries.emplace_back(score, merges[i]);
+    score -= 0.5f;
+  }
+  Bytes out;
+  append(out, static_cast<uint16_t>(entries.size()));  // the target's vocab_size prefix
+  append(out, int32_t{8});                             // max_token_length
+  for (const auto& [s, text] : entries) {
+    append(out, s);
+    append(out, static_cast<int32_t>(text.size()));
+    out.insert(out.end(), text.begin(), text.end());
+  }
+  return out;
+}
+
+void tokenizer_seeds(const fs::path& dir) {
+  write(dir, "bytes-only", tokenizer_file(0));
+  write(dir, "with-merges", tokenizer_file(15));
+  Bytes small = tokenizer_file(15);
+  small[0] = 5;  // ask for fewer entries than the file has
+  small[1] = 0;
+  write(dir, "prefix-of-vocab", small);
+}
+
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+void bpe_seeds(const fs::path& dir) {
+  write(dir, "empty", {});
+  write(dir, "story", text("Once upon a time, there was a little girl named Lily."));
+  write(dir, "unicode", text("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\xA6\x99 na\xC3\xAFve"));
+  write(dir, "invalid-utf8", text("\x80\xBF\xC3\x28\xF0\x9F\x98\xFF\xFE"));
+  static constexpr char kControls[] = "tab\there\nnul\0x";
+  write(dir, "controls", text(std::string(kControls, sizeof kControls - 1)));
+  write(dir, "byte-token-name", text("<0x41> <s> </s>"));
+}
+
+Bytes args(const std::vector<std::string>& a) {
+  Bytes out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i > 0) out.push_back(0);
+    out.insert(out.end(), a[i].begin(), a[i].end());
+  }
+  return out;
+}
+
+void cli_seeds(const fs::path& dir) {
+  // Arguments as run_cli receives them: without the program name.
+  write(dir, "generate",
+        args({"-c", "m.bin", "-k", "t.bin", "-p", "Once upon", "-t", "0.8", "--top-p", "0.9", "-s",
+              "64", "-r", "42"}));
+  write(dir, "json",
+        args({"--checkpoint=m.bin", "--format", "json", "-b", "reference", "-j", "2"}));
+  write(dir, "actions", args({"-c", "m.bin", "--tokenize", "--verify-checkpoint", "--explain"}));
+  write(dir, "help", args({"--help"}));
+  write(dir, "version", args({"--version", "--list-backends"}));
+  write(dir, "bad-values",
+        args({"-c", "m.bin", "-t", "nan", "--top-p=-0.1", "-s", "-5", "-r", "-3", "-j", "0",
+              "--format", "xml"}));
+  write(dir, "huge-numbers",
+        args({"-c", "m.bin", "-s", "99999999999999999999", "-r", "18446744073709551616", "-t",
+              "1e309"}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: llama-fuzz-seeds OUTDIR\n");
+    return 2;
+  }
+  try {
+    const fs::path out = argv[1];
+    checkpoint_seeds(out / "checkpoint");
+    tokenizer_seeds(out / "tokenizer_file");
+    bpe_seeds(out / "bpe_encode");
+    cli_seeds(out / "cli_args");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
