@@ -109,16 +109,24 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
       std::vector<float> fast(static_cast<size_t>(rows));
       q8_matvec_rows(fast, wt, xq, 0, rows, Q8Kernel::avx512_vnni);
       CHECK(fast == want);
-      // A batch of vectors: each (row, vector) equals the matrix-vector result.
-      std::vector<Q8Vector> batch = {xq, quantized(std::vector<float>(x.rbegin(), x.rend()), gs)};
-      std::vector<float> both(static_cast<size_t>(2 * rows));
+      // A batch of six vectors (four share each weight load, two go alone):
+      // each (row, vector) equals the matrix-vector result.
+      std::vector<Q8Vector> batch;
+      for (int t = 0; t < 6; ++t) {
+        std::vector<float> xt(x.size());
+        for (size_t i = 0; i < x.size(); ++i)
+          xt[i] = x[(i * 7 + size_t(t) * 13) % x.size()] * float(t + 1);
+        batch.push_back(quantized(xt, gs));
+      }
+      std::vector<float> all(static_cast<size_t>(6 * rows));
       for (const Q8Kernel k : {Q8Kernel::portable, Q8Kernel::avx512_vnni}) {
-        std::fill(both.begin(), both.end(), -1.0f);
-        q8_matmat_rows(both, rows, wt, batch, 0, rows, k);
-        std::vector<float> second(static_cast<size_t>(rows));
-        q8_matvec_rows(second, wt, batch[1], 0, rows, Q8Kernel::portable);
-        CHECK(std::equal(want.begin(), want.end(), both.begin()));
-        CHECK(std::equal(second.begin(), second.end(), both.begin() + rows));
+        std::fill(all.begin(), all.end(), -1.0f);
+        q8_matmat_rows(all, rows, wt, batch, 0, rows, k);
+        for (size_t t = 0; t < batch.size(); ++t) {
+          std::vector<float> one(static_cast<size_t>(rows));
+          q8_matvec_rows(one, wt, batch[t], 0, rows, Q8Kernel::portable);
+          CHECK(std::equal(one.begin(), one.end(), all.begin() + std::ptrdiff_t(t) * rows));
+        }
       }
       // A row range writes only its rows.
       std::vector<float> part(5);
