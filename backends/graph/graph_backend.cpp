@@ -9,9 +9,12 @@
 
 #include "compiler.hpp"
 #include "layer_graphs.hpp"
+#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/math.hpp"
+#include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
+#include "page_release.hpp"
 
 namespace llama::graph {
 namespace {
@@ -96,14 +99,38 @@ void GraphBackend::prepare(const Model& model) {
   decode_ = {};
   batch_ = {};
   stacked_ = {};
+  require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
   if (model.weights.format != WeightFormat::f32) {
     throw Error("graph: " + model.source +
                 ": only f32 checkpoints are supported (Q8_0 runs on -b blas)");
   }
   config_ = model.config;
   const Config& c = config_;
+  // Beyond run.c's run state: the stacked copies and the batch scores.
+  const int64_t stacked_floats =
+      checked_mul(c.n_layers,
+                  checked_add(checked_mul(c.dim + 2 * c.kv_dim(), c.dim, "wqkv"),
+                              checked_mul(2 * c.hidden_dim, c.dim, "w13"), "stacked projections"),
+                  "stacked projections");
+  const int64_t scores_floats =
+      checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores");
+  require_memory(checked_add(run_state_bytes(c),
+                             checked_mul(checked_add(stacked_floats, scores_floats, "graph"),
+                                         int64_t{sizeof(float)}, "graph"),
+                             "graph"),
+                 "the run state, stacked projections and batch scores", available_memory(),
+                 model.source);
   weights_ = to_per_layer(model.weights, c);
-  stacked_ = stack_layers(weights_, c);
+  // The originals of the stacked matrices are not read again: drop their
+  // pages layer by layer, so originals and copies are never all resident.
+  const FileMappings mappings = FileMappings::of_this_process();
+  released_bytes_ = 0;
+  stacked_.reserve(sz(c.n_layers));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    stacked_.push_back(stack_layer(weights_, c, l));
+    const LayerTensors w = weights_.layer(c, l);
+    for (const auto& t : {w.wq, w.wk, w.wv, w.w1, w.w3}) released_bytes_ += mappings.release(t);
+  }
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
   const int64_t hs = c.head_size();

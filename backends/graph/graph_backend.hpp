@@ -59,6 +59,7 @@ class GraphBackend final : public InferenceBackend {
   PlanSet decode_;  // tokens = 1
   PlanSet batch_;   // tokens = kBatchTokens
   bool prepared_ = false;
+  size_t released_bytes_ = 0;  // resident bytes of the stacked originals dropped at prepare
 
   std::vector<float> x_;          // f32 [kBatchTokens, dim] residual stream, one row per token
   std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]

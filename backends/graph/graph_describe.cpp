@@ -29,7 +29,8 @@ std::string GraphBackend::describe() const {
     << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x" << c.dim
     << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
     << std::fixed << std::setprecision(1) << mib(stacked_bytes)
-    << " MiB); wo, w2, norms, wcls read in place\n"
+    << " MiB); wo, w2, norms, wcls read in place; " << mib(released_bytes_)
+    << " MiB of the originals' pages dropped from the mapping\n"
     << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 tokens "
        "in batches),"
        " rows split across threads; RMSNorm and attention dots in double too\n"

@@ -16,7 +16,7 @@ struct StackedLayer {
   std::vector<float> w13;   // f32 [2 hidden_dim, dim]: rows of w1, then w3
 };
 
-// One entry per layer of `weights` (any layout); throws Error on a size mismatch.
-std::vector<StackedLayer> stack_layers(const TransformerWeights& weights, const Config& config);
+// Layer `l` of `weights` (any layout); throws Error on a size mismatch.
+StackedLayer stack_layer(const TransformerWeights& weights, const Config& config, int64_t l);
 
 }  // namespace llama::graph
