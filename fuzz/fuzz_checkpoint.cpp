@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "fuzz_check.hpp"
 #include "llama/checkpoint.hpp"
@@ -20,18 +21,41 @@ namespace {
 // Keeps each run small: forward passes only on models whose run state is modest.
 constexpr int64_t kMaxRunStateBytes = int64_t{64} << 20;
 
+// `view` lies inside the bytes, after the legacy header; every byte is read so
+// ASan checks it.
+template <typename T>
+void check_view(std::span<const T> view, const std::byte* base, size_t size) {
+  if (view.empty()) return;
+  const auto* begin = reinterpret_cast<const std::byte*>(view.data());
+  FUZZ_CHECK(begin >= base + llama::Checkpoint::kHeaderBytes && begin <= base + size,
+             "tensor view starts outside the bytes");
+  FUZZ_CHECK(view.size_bytes() <= static_cast<size_t>(base + size - begin),
+             "tensor view extends past the bytes");
+  volatile T sink = 0;
+  for (T v : view) sink = static_cast<T>(sink + v);
+}
+
 void check_tensors(const llama::Checkpoint& ck, const std::byte* base, size_t size) {
   for (const llama::TensorInfo& t : ck.tensors()) {
-    const auto* begin = reinterpret_cast<const std::byte*>(t.data.data());
-    FUZZ_CHECK(begin == base + t.offset, "tensor view does not start at its offset");
-    FUZZ_CHECK(t.offset >= llama::Checkpoint::kHeaderBytes, "tensor overlaps the header");
-    FUZZ_CHECK(t.data.size_bytes() <= size - static_cast<size_t>(t.offset),
-               "tensor extends past the bytes");
     int64_t count = 1;
     for (int64_t d : t.shape) count *= d;
-    FUZZ_CHECK(count == static_cast<int64_t>(t.data.size()), "tensor shape and view disagree");
-    volatile float sink = 0;  // touch every value so ASan checks each byte
-    for (float v : t.data) sink = sink + v;
+    if (t.quantized.empty()) {  // f32: one view at the tensor's offset
+      FUZZ_CHECK(reinterpret_cast<const std::byte*>(t.data.data()) == base + t.offset,
+                 "tensor view does not start at its offset");
+      FUZZ_CHECK(count == static_cast<int64_t>(t.data.size()), "tensor shape and view disagree");
+      check_view(t.data, base, size);
+      continue;
+    }
+    int64_t values = 0;  // Q8_0: int8 values and f32 scales per layer
+    for (const llama::QuantizedTensor& q : t.quantized) {
+      FUZZ_CHECK(q.group_size > 0 && q.values.size() % static_cast<size_t>(q.group_size) == 0 &&
+                     q.scales.size() == q.values.size() / static_cast<size_t>(q.group_size),
+                 "Q8_0 values and scales disagree");
+      check_view(q.values, base, size);
+      check_view(q.scales, base, size);
+      values += static_cast<int64_t>(q.values.size());
+    }
+    FUZZ_CHECK(values == count, "Q8_0 tensor shape and views disagree");
   }
   FUZZ_CHECK(ck.weight_bytes() <= ck.file_size(), "weights larger than the file");
 }

@@ -1,14 +1,19 @@
 // llama-fuzz-seeds OUTDIR: writes the seed corpus of every fuzz target into
-// OUTDIR/<target>/, generated here (tiny checkpoints, a byte-level tokenizer,
-// texts, argument lists), never copied from the shared models.
+// OUTDIR/<target>/, generated here (tiny checkpoints in versions 0, 1 and 2, a
+// byte-level tokenizer, texts, argument lists), never copied from the shared models.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "llama/checkpoint.hpp"
+#include "llama/checkpoint_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -48,9 +53,28 @@ Bytes checkpoint(const std::vector<int32_t>& h) {
   return out;
 }
 
+// The same model in llama2.c's version 1 (f32) or 2 (Q8_0) layout, through the project's writer.
+Bytes rewritten(const Bytes& v0, llama::CheckpointFormat format) {
+  const auto view = std::span(reinterpret_cast<const std::byte*>(v0.data()), v0.size());
+  const llama::Checkpoint ck = llama::Checkpoint::parse(view, "seed", nullptr);
+  std::ostringstream out;
+  llama::WriteOptions options;
+  options.format = format;
+  llama::write_checkpoint(ck, options, out, "seed");
+  const std::string s = out.str();
+  return Bytes(s.begin(), s.end());
+}
+
 void checkpoint_seeds(const fs::path& dir) {
   write(dir, "shared-classifier", checkpoint({8, 12, 2, 2, 2, 10, 4}));
   write(dir, "separate-classifier-gqa", checkpoint({8, 12, 2, 2, 1, -10, 4}));
+  for (const auto& [name, format] : {std::pair{"v1", llama::CheckpointFormat::v1},
+                                     std::pair{"v2-q8", llama::CheckpointFormat::v2}}) {
+    write(dir, std::string(name) + "-shared-classifier",
+          rewritten(checkpoint({8, 12, 2, 2, 2, 10, 4}), format));
+    write(dir, std::string(name) + "-separate-classifier-gqa",
+          rewritten(checkpoint({8, 12, 2, 2, 1, -10, 4}), format));
+  }
   write(dir, "one-layer", checkpoint({4, 4, 1, 1, 1, 3, 2}));
   Bytes cut = checkpoint({8, 12, 2, 2, 1, 10, 4});
   cut.resize(cut.size() / 2);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer (leak detection on) and
+# UndefinedBehaviorSanitizer (halt on the first report) into build-asan/ and
+# runs the whole test suite there. Extra arguments go to cmake.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${LLAMA_ASAN_BUILD_DIR:-$root/build-asan}"
+cmake -S "$root" -B "$build" -DLLAMA_SANITIZE=address,undefined -DLLAMA_NATIVE=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build" -j "$(nproc)"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
