@@ -114,7 +114,7 @@ std::string plot_script(const json& report, const std::string& png_path) {
     << "\n"
     << "set style fill solid 0.75 border -1\n"
     << "set logscale y\nset grid ytics mytics\nset ylabel 'tokens/s'\n"
-    << "set key top right font ',9'\nset offsets 0, 0, graph 0.15, 0\n"
+    << "set key top right font ',9'\nset autoscale yfix\nset offsets 0, 0, graph 0.12, graph 0.3\n"
     << "set xrange [-0.6:" << static_cast<double>(models.size()) - 0.4 << "]\n"
     << "set xtics (";
   for (size_t i = 0; i < models.size(); ++i) s << (i ? ", " : "") << quoted(models[i]) << " " << i;
