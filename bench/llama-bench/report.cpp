@@ -196,7 +196,7 @@ std::string format_markdown(const json& report) {
     s << "| " << r["model"]["name"].get<std::string>() << " | " << r["backend"].get<std::string>()
       << " | " << r["threads"] << " | ";
     if (r["status"] != "ok") {
-      s << "error: " << r["error"].get<std::string>() << " |||||||||" << (with_depth ? "||" : "")
+      s << "error: " << r["error"].get<std::string>() << " ||||||||||" << (with_depth ? "||" : "")
         << "\n";
       continue;
     }
