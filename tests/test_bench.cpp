@@ -10,6 +10,7 @@
 
 #include "llama/checkpoint.hpp"
 #include "model_cost.hpp"
+#include "report.hpp"
 #include "stats.hpp"
 #include "test_bench_support.hpp"
 
@@ -279,4 +280,48 @@ TEST_CASE("the cost model counts what a token reads and computes", "[bench]") {
   CHECK(cost.decode_bytes_per_token(10, 4) ==
         Approx(static_cast<double>(cost.weight_bytes_per_token) + 12.5 * 2 * 3 * 16 * 4));
   CHECK(cost.prefill_flops_per_token() == 2.0 * static_cast<double>(cost.matmul_parameters));
+}
+
+TEST_CASE("a failed configuration renders as a full-width error row", "[bench]") {
+  const llama::Checkpoint ck = llama::Checkpoint::open(model_path("rand-gqa.bin"));
+  const auto cost = llama::bench::ModelCost::of(ck);
+  llama::bench::BenchOptions o;
+  o.checkpoints = {"rand-gqa.bin"};
+  o.threads = {1};
+  for (int64_t depth : {0, 5}) {
+    o.depth = depth;
+    const json model = llama::bench::model_json("rand-gqa.bin", ck, cost);
+    const json report{
+        {"settings", llama::bench::settings_json(o)},
+        {"machine", {{"cpu", "test"}, {"cores", 1}, {"openblas_core", "test"}}},
+        {"rooflines", json::array()},
+        {"results",
+         {llama::bench::failed_result_json(model, "blas", 1, "blas: out of luck, really")}},
+        {"notes", json::array()}};
+    const std::string md = llama::bench::format_markdown(report);
+    std::istringstream lines(md);
+    std::string line, header, error_row;
+    while (std::getline(lines, line)) {
+      if (line.rfind("| model |", 0) == 0) header = line;
+      if (line.find("error: blas: out of luck") != std::string::npos) error_row = line;
+    }
+    REQUIRE_FALSE(error_row.empty());
+    CHECK(std::count(header.begin(), header.end(), '|') ==
+          std::count(error_row.begin(), error_row.end(), '|'));
+    const std::string csv = llama::bench::format_csv(report);
+    const std::string csv_header = csv.substr(0, csv.find('\n'));
+    const std::string csv_row = csv.substr(csv.find('\n') + 1);
+    // The message's comma is inside a quoted field.
+    auto fields = [](const std::string& row) {
+      int64_t n = 1;
+      bool quoted = false;
+      for (char c : row) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted) ++n;
+      }
+      return n;
+    };
+    CHECK(fields(csv_header) == fields(csv_row));
+    CHECK_THAT(csv_row, Contains(",error,\"blas: out of luck, really\","));
+  }
 }
