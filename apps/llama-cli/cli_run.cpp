@@ -7,8 +7,8 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
-#include <string_view>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "chat.hpp"
 #include "cli_options.hpp"
