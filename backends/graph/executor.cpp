@@ -25,7 +25,11 @@ void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) con
     throw Error("graph: plan run with " + std::to_string(tokens) + " token(s) on an arena of " +
                 std::to_string(arena.size()) + " floats");
   }
-  for (const Instruction& in : plan.instructions) run_instruction(in, arena.data(), tokens);
+  // The whole plan runs inside the arena: the calling thread joins it once and
+  // the parallel products start from within (no hand-off per instruction).
+  arena_->execute([&] {
+    for (const Instruction& in : plan.instructions) run_instruction(in, arena.data(), tokens);
+  });
 }
 
 void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
