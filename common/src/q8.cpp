@@ -31,7 +31,9 @@ namespace detail {
 
 // One row of W (`cols` = x's length) against one quantized vector: runq.c's
 // int32 sum per group, then val = fma(ival * w_scale, x_scale, val) in order.
-static float row_dot_portable(const int8_t* wr, const float* ws, const Q8Vector& x) {
+// Vec is Q8Vector or Q8View.
+template <typename Vec>
+static float row_dot_portable(const int8_t* wr, const float* ws, const Vec& x) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t gs = x.group_size, groups = cols / gs;
   float val = 0.0f;
@@ -43,7 +45,7 @@ static float row_dot_portable(const int8_t* wr, const float* ws, const Q8Vector&
   return val;
 }
 
-void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
+void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t groups = cols / x.group_size;
@@ -95,18 +97,28 @@ void Q8Vector::resize(int64_t n, int64_t gs) {
 }
 
 void quantize_activations(std::span<const float> x, Q8Vector& out) {
-  const size_t gs = static_cast<size_t>(out.group_size);
-  for (size_t g = 0; g < out.scales.size(); ++g) {
+  quantize_activations(x, out.values, out.scales, out.group_size);
+}
+
+void quantize_activations(std::span<const float> x, std::span<int8_t> values,
+                          std::span<float> scales, int64_t group_size) {
+  const size_t gs = static_cast<size_t>(group_size);
+  for (size_t g = 0; g < scales.size(); ++g) {
     const float* xg = x.data() + g * gs;
     float wmax = 0.0f;
     for (size_t i = 0; i < gs; ++i) wmax = std::max(wmax, std::fabs(xg[i]));
     const float scale = wmax / 127.0f;
-    out.scales[g] = scale;
-    for (size_t i = 0; i < gs; ++i) out.values[g * gs + i] = to_int8(std::round(xg[i] / scale));
+    scales[g] = scale;
+    for (size_t i = 0; i < gs; ++i) values[g * gs + i] = to_int8(std::round(xg[i] / scale));
   }
 }
 
 void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
+                    int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  q8_matvec_rows(out, w, Q8View(x), row_begin, row_end, kernel);
+}
+
+void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                     int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
   if (kernel == Q8Kernel::avx512_vnni) {
     detail::q8_matvec_rows_vnni(out, w, x, row_begin, row_end);

@@ -69,8 +69,9 @@ LLAMA_VNNI __m512i reduce16(const __m512i v[16]) {
                           _mm512_maskz_shuffle_i32x4(kAll16, t0, t1, 0xdd));
 }
 
-// One row against one vector; see q8.cpp's row_dot_portable.
-LLAMA_VNNI inline float row_dot(const int8_t* wr, const float* ws, const Q8Vector& x) {
+// One row against one vector (Q8Vector or Q8View); see q8.cpp's row_dot_portable.
+template <typename Vec>
+LLAMA_VNNI inline float row_dot(const int8_t* wr, const float* ws, const Vec& x) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t gs = x.group_size, groups = cols / gs;
   const int8_t* xv = x.values.data();
@@ -102,8 +103,8 @@ LLAMA_VNNI inline float row_dot(const int8_t* wr, const float* ws, const Q8Vecto
 
 }  // namespace
 
-LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w,
-                                    const Q8Vector& x, int64_t row_begin, int64_t row_end) {
+LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
+                                    int64_t row_begin, int64_t row_end) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t groups = cols / x.group_size;
   for (int64_t r = row_begin; r < row_end; ++r) {

@@ -29,16 +29,35 @@ struct Q8Vector {
   void resize(int64_t n, int64_t group_size);
 };
 
+// A quantized activation vector held elsewhere (a backend's arena, say).
+struct Q8View {
+  std::span<const int8_t> values;  // i8 [n]
+  std::span<const float> scales;   // f32 [n / group_size]
+  int64_t group_size = 0;
+  Q8View() = default;
+  Q8View(std::span<const int8_t> v, std::span<const float> s, int64_t gs)
+      : values(v), scales(s), group_size(gs) {}
+  Q8View(const Q8Vector& v)  // NOLINT: implicit, a Q8Vector is viewed in place
+      : values(v.values), scales(v.scales), group_size(v.group_size) {}
+};
+
 // runq.c's quantize: per group, scale = max|x| / 127 and value = round(x / scale)
 // (half away from zero). A group of zeros gets scale 0 and values 0.
 // x.size() must equal out.values.size().
 void quantize_activations(std::span<const float> x, Q8Vector& out);
+// The same into caller-owned storage: values.size() == x.size(), scales.size()
+// == x.size() / group_size.
+void quantize_activations(std::span<const float> x, std::span<int8_t> values,
+                          std::span<float> scales, int64_t group_size);
 
 // Rows [row_begin, row_end) of y = W x for W [rows, cols] in Q8_0 and x
 // quantized with the same group size: out[r - row_begin] = sum over groups g,
 // in order, of float(int32 dot of group g) * w_scale * x_scale, in f32 (runq.c's
 // matmul). Both kernels give bit-identical results.
 void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vector& x,
+                    int64_t row_begin, int64_t row_end, Q8Kernel kernel);
+// The same for a vector held elsewhere; bit-identical results.
+void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                     int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 
 // The same for a batch of vectors (a prompt): out[t * out_stride + r] for
