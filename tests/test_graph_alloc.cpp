@@ -90,3 +90,25 @@ TEST_CASE("graph: forward allocates nothing after the first call", "[graph][allo
     }
   }
 }
+
+TEST_CASE("graph: Q8_0 forward allocates nothing after the first call", "[graph][alloc][q8]") {
+  // The int8 plans quantize into the arena; the classifier [32000x128] is
+  // split across threads at every token, attention goes parallel late.
+  for (int threads : {1, 2}) {
+    INFO(threads << " thread(s)");
+    const llama::Checkpoint ck = llama::Checkpoint::open(llama::test::model_path("q-gqa.v2.bin"));
+    REQUIRE(ck.model().weights.format == llama::WeightFormat::q8_0);
+    llama::BackendOptions o;
+    o.threads = threads;
+    auto graph = llama::BackendRegistry::instance().create("graph", o);
+    graph->prepare(ck.model());
+    graph->forward(1, 0);
+    const int64_t before = g_allocations.load();
+    float sink = 0;
+    for (int64_t pos = 1; pos < ck.config().seq_len; ++pos) {
+      sink += graph->forward(static_cast<int32_t>((pos * 7) % 500), pos)[0];
+    }
+    CHECK(g_allocations.load() == before);
+    CHECK(std::isfinite(sink));
+  }
+}

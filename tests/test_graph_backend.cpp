@@ -150,8 +150,6 @@ TEST_CASE("graph refuses bad positions, tokens and thread counts", "[graph][bad-
   CHECK_THROWS_WITH(graph->forward_batch(std::vector<int32_t>{1, 2}, ck.config().seq_len - 1),
                     Contains("seq_len"));
   CHECK_THROWS_AS(make("graph", -1), Error);
-  const Checkpoint q8 = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  CHECK_THROWS_WITH(graph->prepare(q8.model()), Contains("only f32"));
 }
 
 TEST_CASE("llama-cli -b graph --format json reproduces every parity case", "[graph][cli]") {

@@ -126,9 +126,24 @@ class Compiler {
   }
 
   size_t value_bytes(size_t v) const {
-    const int64_t floats = checked_mul(node(static_cast<ValueId>(v)).rows,
-                                       node(static_cast<ValueId>(v)).cols, "graph value");
+    const Node& n = node(static_cast<ValueId>(v));
+    if (work_[v].op == Op::quantize) return quantized_bytes(n);
+    const int64_t floats = checked_mul(n.rows, n.cols, "graph value");
     return static_cast<size_t>(checked_mul(floats, int64_t{sizeof(float)}, "graph value"));
+  }
+
+  // f32 scales [rows, cols / group_size], then i8 values [rows, cols] padded to
+  // whole floats.
+  static size_t quantized_scale_bytes(const Node& n) {
+    return static_cast<size_t>(
+        checked_mul(checked_mul(n.rows, n.cols / n.group_size, "graph value"),
+                    int64_t{sizeof(float)}, "graph value"));
+  }
+  static size_t quantized_bytes(const Node& n) {
+    const int64_t values = checked_mul(n.rows, n.cols, "graph value");
+    const int64_t padded = checked_add(values, int64_t{sizeof(float) - 1}, "graph value") /
+                           int64_t{sizeof(float)} * int64_t{sizeof(float)};
+    return quantized_scale_bytes(n) + static_cast<size_t>(padded);
   }
 
   void layout(Plan& plan) {
@@ -182,8 +197,9 @@ class Compiler {
       switch (w.op) {
         case Op::matvec:
         case Op::matvec_add:
-        case Op::rmsnorm: {
-          const bool norm = w.op == Op::rmsnorm;
+        case Op::rmsnorm:
+        case Op::rmsnorm_fma: {
+          const bool norm = w.op == Op::rmsnorm || w.op == Op::rmsnorm_fma;
           const Node& wn = node(norm ? w.args[1] : w.args[0]);
           in.w = wn.data.data();
           in.w_rows = wn.rows;
@@ -192,6 +208,10 @@ class Compiler {
           if (w.op == Op::matvec_add) in.b = ref(w.args[2]);
           break;
         }
+        case Op::quantize:
+        case Op::matvec_q8:
+          emit_q8(in, w);
+          break;
         default:
           in.a = ref(w.args[0]);
           in.b = ref(w.args[1]);
@@ -202,11 +222,31 @@ class Compiler {
       plan.outputs.push_back({o.name, o.value, ref(o.value)});
   }
 
+  // in.out (quantize) or in.a (matvec_q8) is a quantized value: its scales at
+  // the ref's offset, its i8 values after them.
+  void emit_q8(Instruction& in, const Work& w) const {
+    const ValueId q = w.op == Op::quantize ? in.value : w.args[1];
+    const Node& qn = node(q);
+    in.group_size = qn.group_size;
+    in.q_values = offset_[at(q)] + quantized_scale_bytes(qn);
+    if (w.op == Op::quantize) {
+      in.a = ref(w.args[0]);
+      return;
+    }
+    const Node& wn = node(w.args[0]);
+    in.a = ref(q);
+    in.qw = wn.qdata;
+    in.w_rows = wn.rows;
+    in.w_cols = wn.cols;
+    in.q8_kernel = o_.q8_kernel;
+  }
+
   std::string operand(ValueId a) const {
     const Node& n = node(a);
     std::ostringstream s;
     if (n.op == Op::weight) {
-      s << n.name << shape_text(n.rows, n.cols, n.vector_weight);
+      s << n.name << (n.group_size > 0 ? " q8_0" : "")
+        << shape_text(n.rows, n.cols, n.vector_weight);
     } else {
       s << "%" << a;
     }
@@ -223,7 +263,8 @@ class Compiler {
       s << (i == 0 ? " " : ", ") << operand(work_[v].args[i]);
     }
     if (work_[v].op == Op::slice) s << "[" << n.begin << ":" << n.begin + n.cols << "]";
-    s << " : "
+    if (work_[v].op == Op::quantize) s << " by " << n.group_size;
+    s << " : " << (work_[v].op == Op::quantize ? "q8_0" : "")
       << (g_.tokens() == 1 ? shape_text(1, n.cols, true) : shape_text(n.rows, n.cols, false));
     return s.str();
   }

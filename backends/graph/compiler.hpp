@@ -5,12 +5,14 @@
 #pragma once
 
 #include "graph.hpp"
+#include "llama/q8.hpp"
 #include "plan.hpp"
 
 namespace llama::graph {
 
 struct CompileOptions {
   bool fuse_residual_add = true;
+  Q8Kernel q8_kernel = best_q8_kernel();  // for matvec_q8 (both give identical bits)
 };
 
 Plan compile(const Graph& graph, const CompileOptions& options = {});

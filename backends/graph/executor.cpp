@@ -5,6 +5,7 @@
 
 #include "kernels.hpp"
 #include "llama/error.hpp"
+#include "q8_ops.hpp"
 
 namespace llama::graph {
 namespace {
@@ -75,6 +76,15 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       for (int64_t t = 0; t < tokens; ++t) {
         swiglu_row(out + t * in.out.ld, a + t * in.a.ld, b + t * in.b.ld, in.out.cols);
       }
+      break;
+    case Op::rmsnorm_fma:
+      run_rmsnorm_fma(in, arena, tokens);
+      break;
+    case Op::quantize:
+      run_quantize(in, arena, tokens);
+      break;
+    case Op::matvec_q8:
+      run_matvec_q8(*this, in, arena, tokens);
       break;
     default:
       throw Error(std::string("graph: no kernel for ") + op_name(in.op));

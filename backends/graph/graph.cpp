@@ -24,6 +24,12 @@ const char* op_name(Op op) {
       return "swiglu";
     case Op::slice:
       return "slice";
+    case Op::rmsnorm_fma:
+      return "rmsnorm_fma";
+    case Op::quantize:
+      return "quantize";
+    case Op::matvec_q8:
+      return "matvec_q8";
   }
   return "?";
 }
@@ -44,6 +50,10 @@ const Node& Graph::activation(ValueId v, const char* what) const {
   if (n.op == Op::weight) {
     throw Error(std::string("graph: ") + what + " takes an activation, %" + std::to_string(v) +
                 " is a weight");
+  }
+  if (n.op == Op::quantize) {
+    throw Error(std::string("graph: ") + what + " takes an f32 activation, %" + std::to_string(v) +
+                " is quantized");
   }
   return n;
 }
@@ -91,9 +101,9 @@ ValueId Graph::weight_vector(const std::string& name, std::span<const float> dat
 ValueId Graph::matvec(ValueId w, ValueId x) {
   const Node& wn = node(w);
   const Node& xn = activation(x, "matvec");
-  if (wn.op != Op::weight || wn.vector_weight || wn.cols != xn.cols) {
-    throw Error("graph: matvec needs a matrix [rows x " + std::to_string(xn.cols) + "], got %" +
-                std::to_string(w));
+  if (wn.op != Op::weight || wn.vector_weight || wn.group_size > 0 || wn.cols != xn.cols) {
+    throw Error("graph: matvec needs an f32 matrix [rows x " + std::to_string(xn.cols) +
+                "], got %" + std::to_string(w));
   }
   Node n;
   n.op = Op::matvec;

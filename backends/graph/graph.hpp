@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "llama/weights.hpp"
+
 namespace llama::graph {
 
 using ValueId = int64_t;
@@ -22,6 +24,10 @@ enum class Op {
   add,         // y = a + b
   swiglu,      // y = silu(a) * b
   slice,       // columns [begin, begin + width) of x, a view without a copy
+  // Q8_0 (runq.c's numerics, q8_ops.cpp):
+  rmsnorm_fma,  // rmsnorm with runq.c's f32 FMA sum of squares (llama::q8::rmsnorm)
+  quantize,     // f32 x -> Q8_0 x per group of group_size (i8 values + f32 scales)
+  matvec_q8,    // y = x W^T for a Q8_0 matrix W and a quantized x (int32 sums per group)
 };
 
 const char* op_name(Op op);
@@ -35,6 +41,8 @@ struct Node {
   std::span<const float> data;  // weights: f32 [rows, cols] or [cols]
   bool vector_weight = false;   // weights: printed as [cols]
   int64_t begin = 0;            // slice: first column
+  QuantizedTensor qdata;        // Q8_0 weights: i8 [rows, cols] + f32 scales
+  int64_t group_size = 0;       // Q8_0 weights and quantize values (> 0 marks them)
 };
 
 struct GraphOutput {
@@ -51,8 +59,15 @@ class Graph {
   ValueId weight(const std::string& name, std::span<const float> data, int64_t rows, int64_t cols);
   // A vector f32 [n] (RMSNorm gains).
   ValueId weight_vector(const std::string& name, std::span<const float> data);
+  // A Q8_0 matrix [rows, cols], row-major, viewed in place.
+  ValueId weight_q8(const std::string& name, const QuantizedTensor& data, int64_t rows,
+                    int64_t cols);
   ValueId matvec(ValueId w, ValueId x);
   ValueId rmsnorm(ValueId x, ValueId w);
+  ValueId rmsnorm_fma(ValueId x, ValueId w);
+  // A quantized value: only matvec_q8 reads it.
+  ValueId quantize(ValueId x, int64_t group_size);
+  ValueId matvec_q8(ValueId w, ValueId xq);
   ValueId add(ValueId a, ValueId b);
   ValueId swiglu(ValueId gate, ValueId up);
   ValueId slice(ValueId x, int64_t begin, int64_t width);

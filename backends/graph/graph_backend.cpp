@@ -13,6 +13,7 @@
 #include "llama/error.hpp"
 #include "llama/math.hpp"
 #include "llama/memory_budget.hpp"
+#include "llama/q8_math.hpp"
 #include "llama/registry.hpp"
 #include "page_release.hpp"
 
@@ -72,11 +73,20 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
   p.tokens = tokens;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerTensors w = weights_.layer(c, l);
+    if (q8_) {
+      const QuantizedLayerTensors qw = weights_.quantized_layer(c, l);
+      p.attention_in.push_back(
+          compile(attention_in_graph_q8(c, w, qw, weights_.group_size, tokens)));
+      p.feed_forward.push_back(
+          compile(feed_forward_graph_q8(c, w, qw, weights_.group_size, tokens)));
+      continue;
+    }
     const StackedLayer& s = stacked_[sz(l)];
     p.attention_in.push_back(compile(attention_in_graph(c, w, s, tokens)));
     p.feed_forward.push_back(compile(feed_forward_graph(c, w, s, tokens)));
   }
-  p.classifier = compile(classifier_graph(c, weights_, tokens));
+  p.classifier = compile(q8_ ? classifier_graph_q8(c, weights_, tokens)
+                             : classifier_graph(c, weights_, tokens));
   p.att_x = common_ref(p.attention_in, true, "x");
   p.q = common_ref(p.attention_in, false, "q");
   p.k = common_ref(p.attention_in, false, "k");
@@ -100,18 +110,18 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = {};
   stacked_ = {};
   require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
-  if (model.weights.format != WeightFormat::f32) {
-    throw Error("graph: " + model.source +
-                ": only f32 checkpoints are supported (Q8_0 runs on -b blas)");
-  }
+  // Q8_0 weights run in place (no stacked copies), in runq.c's arithmetic.
+  q8_ = model.weights.format == WeightFormat::q8_0;
   config_ = model.config;
   const Config& c = config_;
   // Beyond run.c's run state: the stacked copies and the batch scores.
   const int64_t stacked_floats =
-      checked_mul(c.n_layers,
-                  checked_add(checked_mul(c.dim + 2 * c.kv_dim(), c.dim, "wqkv"),
-                              checked_mul(2 * c.hidden_dim, c.dim, "w13"), "stacked projections"),
-                  "stacked projections");
+      q8_ ? 0
+          : checked_mul(
+                c.n_layers,
+                checked_add(checked_mul(c.dim + 2 * c.kv_dim(), c.dim, "wqkv"),
+                            checked_mul(2 * c.hidden_dim, c.dim, "w13"), "stacked projections"),
+                "stacked projections");
   const int64_t scores_floats =
       checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores");
   require_memory(checked_add(run_state_bytes(c),
@@ -126,7 +136,7 @@ void GraphBackend::prepare(const Model& model) {
   const FileMappings mappings = FileMappings::of_this_process();
   released_bytes_ = 0;
   stacked_.reserve(sz(c.n_layers));
-  for (int64_t l = 0; l < c.n_layers; ++l) {
+  for (int64_t l = 0; l < c.n_layers && !q8_; ++l) {
     stacked_.push_back(stack_layer(weights_, c, l));
     const LayerTensors w = weights_.layer(c, l);
     for (const auto& t : {w.wq, w.wk, w.wv, w.w1, w.w3}) released_bytes_ += mappings.release(t);
@@ -152,9 +162,10 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
     const int64_t t = task / heads, h = task % heads;
     const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
     const float* qh = q + t * q_ld + h * hs;
-    attend_head({qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                start_pos + t + 1, std::span(scores_).subspan(sz(task * c.seq_len), sz(c.seq_len)),
-                {out + t * out_ld + h * hs, sz(hs)});
+    (q8_ ? q8::attend_head : attend_head)(
+        {qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+        start_pos + t + 1, std::span(scores_).subspan(sz(task * c.seq_len), sz(c.seq_len)),
+        {out + t * out_ld + h * hs, sz(hs)});
   };
   // Threads pay off once the cache is long enough.
   const int64_t work = n * (start_pos + n) * hs * heads;
@@ -179,8 +190,9 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
       float* q = a1 + p.q.offset + t * p.q.ld;
       float* k = a1 + p.k.offset + t * p.k.ld;
       const float* v = a1 + p.v.offset + t * p.v.ld;
-      rope_rotate({q, sz(dim)}, hs, cos_t, sin_t);
-      rope_rotate({k, sz(kv_dim)}, hs, cos_t, sin_t);
+      const auto rotate = q8_ ? q8::rope_rotate : rope_rotate;
+      rotate({q, sz(dim)}, hs, cos_t, sin_t);
+      rotate({k, sz(kv_dim)}, hs, cos_t, sin_t);
       const size_t cache_off = sz((l * c.seq_len + start_pos + t) * kv_dim);
       std::memcpy(key_cache_.data() + cache_off, k, sz(kv_dim) * sizeof(float));
       std::memcpy(val_cache_.data() + cache_off, v, sz(kv_dim) * sizeof(float));

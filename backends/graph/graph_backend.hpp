@@ -59,6 +59,7 @@ class GraphBackend final : public InferenceBackend {
   PlanSet decode_;  // tokens = 1
   PlanSet batch_;   // tokens = kBatchTokens
   bool prepared_ = false;
+  bool q8_ = false;  // Q8_0 weights: runq.c's forward pass (int8 plans, f32 FMA rope/attention)
   size_t released_bytes_ = 0;  // resident bytes of the stacked originals dropped at prepare
 
   std::vector<float> x_;          // f32 [kBatchTokens, dim] residual stream, one row per token

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "graph_backend.hpp"
+#include "llama/q8.hpp"
 
 namespace llama::graph {
 namespace {
@@ -25,16 +26,26 @@ std::string GraphBackend::describe() const {
   for (const StackedLayer& l : stacked_) {
     stacked_bytes += (l.wqkv.size() + l.w13.size()) * sizeof(float);
   }
-  s << "  model: " << c.to_string() << "\n"
-    << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x" << c.dim
-    << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
-    << std::fixed << std::setprecision(1) << mib(stacked_bytes)
-    << " MiB); wo, w2, norms, wcls read in place; " << mib(released_bytes_)
-    << " MiB of the originals' pages dropped from the mapping\n"
-    << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 tokens "
-       "in batches),"
-       " rows split across threads; RMSNorm and attention dots in double too\n"
-    << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
+  if (q8_) {
+    s << "  model: " << c.to_string() << "\n"
+      << "  weights: Q8_0 in groups of " << weights_.group_size
+      << ", int8 matrices read in place from the mapping (not stacked)\n"
+      << "  matvec_q8: activations quantized per group (runq.c), int32 sums per group ("
+      << to_string(decode_.classifier.instructions.back().q8_kernel)
+      << " kernel), rows split across threads; RMSNorm, rope and attention in runq.c's f32 "
+         "FMAs\n";
+  } else {
+    s << "  model: " << c.to_string() << "\n"
+      << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x"
+      << c.dim << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
+      << std::fixed << std::setprecision(1) << mib(stacked_bytes)
+      << " MiB); wo, w2, norms, wcls read in place; " << mib(released_bytes_)
+      << " MiB of the originals' pages dropped from the mapping\n"
+      << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 "
+         "tokens in batches), rows split across threads; RMSNorm and attention dots in double "
+         "too\n";
+  }
+  s << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"
     << "  after the last layer: plan classifier\n"
     << "  plans for 1 token (layer 0 shown; every layer runs the same plan on its own weights):\n";

@@ -19,4 +19,12 @@ Graph feed_forward_graph(const Config& c, const LayerTensors& w, const StackedLa
                          int64_t tokens);
 Graph classifier_graph(const Config& c, const TransformerWeights& w, int64_t tokens);
 
+// The same for Q8_0 weights (layer_graphs_q8.cpp): runq.c's steps, int8 products
+// on quantized activations; `norms` supplies the f32 RMSNorm gains.
+Graph attention_in_graph_q8(const Config& c, const LayerTensors& norms,
+                            const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens);
+Graph feed_forward_graph_q8(const Config& c, const LayerTensors& norms,
+                            const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens);
+Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, int64_t tokens);
+
 }  // namespace llama::graph

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "llama/q8.hpp"
 
 namespace llama::graph {
 
@@ -28,6 +29,12 @@ struct Instruction {
   const float* w = nullptr;  // matvec: f32 [w_rows, w_cols]; rmsnorm: f32 [w_cols]
   int64_t w_rows = 0;
   int64_t w_cols = 0;
+  // Q8_0 ops. A quantized value is f32 scales [tokens, cols / group_size] at its
+  // ArenaRef's offset, then i8 values [tokens, cols] at byte offset q_values.
+  QuantizedTensor qw;      // matvec_q8: i8 [w_rows, w_cols] + f32 scales, in place
+  int64_t group_size = 0;  // quantize, matvec_q8
+  size_t q_values = 0;     // bytes from the arena start: quantize: out's values; matvec_q8: a's
+  Q8Kernel q8_kernel = Q8Kernel::portable;
 };
 
 // Where one live value sits; views (slices) share their root's bytes.

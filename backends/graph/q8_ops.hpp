@@ -1,0 +1,17 @@
+// The executor's Q8_0 instructions: runq.c's RMSNorm, activation quantization
+// into the arena, and the int8 matrix-vector product split into row blocks.
+#pragma once
+
+#include <cstdint>
+
+#include "executor.hpp"
+#include "plan.hpp"
+
+namespace llama::graph {
+
+// Each runs rows [0, tokens) of one instruction on `arena`.
+void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t tokens);
+void run_quantize(const Instruction& in, float* arena, int64_t tokens);
+void run_matvec_q8(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
+
+}  // namespace llama::graph

@@ -1,0 +1,263 @@
+// The graph backend on Q8_0 checkpoints: runq.c's streams (parity-q8.json,
+// library and llama-cli, 1 and 2 threads), logits against the BLAS backend's
+// int8 path, batches against sequential calls, and the IR's quantize and
+// int8 matvec ops through the builder, the planner and the executor.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "graph/compiler.hpp"
+#include "graph/executor.hpp"
+#include "llama/checkpoint.hpp"
+#include "llama/error.hpp"
+#include "llama/generate.hpp"
+#include "llama/q8.hpp"
+#include "llama/q8_math.hpp"
+#include "llama/registry.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::unique_ptr<InferenceBackend> make(const std::string& name, int threads) {
+  BackendOptions o;
+  o.threads = threads;
+  return BackendRegistry::instance().create(name, o);
+}
+
+// Largest |a - b| relative to the largest |b|.
+double relative_diff(std::span<const float> a, std::span<const float> b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+std::vector<int32_t> joined(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  std::vector<int32_t> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("graph: parity-q8.json gives runq.c's stream, on 1 and 2 threads",
+          "[graph][q8][parity]") {
+  const auto cases = test::load_json(test::reference_path("parity-q8.json"));
+  REQUIRE(!cases.empty());
+  for (const auto& c : cases) {
+    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+    REQUIRE(ck.model().weights.format == WeightFormat::q8_0);
+    const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+    for (const int threads : {1, 2}) {
+      INFO("case " << c["name"].get<std::string>() << ", threads " << threads);
+      auto graph = make("graph", threads);
+      graph->prepare(ck.model());
+      Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(),
+                      c["top_p"].get<float>(), c["seed"].get<uint64_t>());
+      GenerationOptions g;
+      g.prompt = c["prompt"].get<std::string>();
+      g.steps = c["steps"].get<int64_t>();
+      const auto r = generate(*graph, ck.config(), tok, sampler, g);
+      CHECK(joined(r.prompt_tokens, r.generated_tokens) == c["stream"].get<std::vector<int32_t>>());
+      CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+    }
+  }
+}
+
+TEST_CASE("llama-cli -b graph --format json reproduces parity-q8.json", "[graph][q8][cli]") {
+  for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
+    for (const char* threads : {"1", "2"}) {
+      INFO(c["name"].get<std::string>() << ", -j " << threads);
+      const auto r =
+          test::run_llama_cli({"-c",       test::model_path(c["model"]),
+                               "-k",       test::model_path("tokenizer.bin"),
+                               "-p",       c["prompt"],
+                               "-t",       std::to_string(c["temperature"].get<double>()),
+                               "--top-p",  std::to_string(c["top_p"].get<double>()),
+                               "-r",       std::to_string(c["seed"].get<int64_t>()),
+                               "-s",       std::to_string(c["steps"].get<int64_t>()),
+                               "-b",       "graph",
+                               "-j",       threads,
+                               "--format", "json"});
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(joined(j["prompt_tokens"].get<std::vector<int32_t>>(),
+                   j["generated_tokens"].get<std::vector<int32_t>>()) ==
+            c["stream"].get<std::vector<int32_t>>());
+      CHECK(j["backend"] == "graph");
+    }
+  }
+}
+
+TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-q8",
+          "[graph][q8][parity]") {
+  for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
+    INFO("case " << c["name"].get<std::string>());
+    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+    auto graph = make("graph", 2);
+    auto blas = make("blas", 2);
+    graph->prepare(ck.model());
+    blas->prepare(ck.model());
+    const auto stream = c["stream"].get<std::vector<int32_t>>();
+    const auto argmax = c["argmax"].get<std::vector<int32_t>>();
+    const auto positions = std::min(stream.size(), static_cast<size_t>(ck.config().seq_len));
+    REQUIRE(positions > 90);  // past position 92, where f32 arithmetic in place of runq.c's drifts
+    for (size_t pos = 0; pos < positions; ++pos) {
+      INFO("position " << pos);
+      const auto g = graph->forward(stream[pos], static_cast<int64_t>(pos));
+      const std::vector<float> got(g.begin(), g.end());
+      const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
+      REQUIRE(got.size() == want.size());
+      REQUIRE(relative_diff(got, want) <= 1e-5);
+      if (pos < argmax.size()) {
+        REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
+      }
+    }
+  }
+}
+
+TEST_CASE("graph: Q8_0 batches equal sequential calls bit for bit", "[graph][q8]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  const size_t vocab = static_cast<size_t>(ck.config().vocab_size);
+  // More than one 128-token chunk, and a partial one at the end.
+  const int64_t n = 150;
+  REQUIRE(n < ck.config().seq_len);
+  std::vector<int32_t> tokens;
+  for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 32000));
+  auto one = make("graph", 1);
+  one->prepare(ck.model());
+  std::vector<float> sequential;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
+    sequential.insert(sequential.end(), l.begin(), l.end());
+  }
+  auto two = make("graph", 2);
+  two->prepare(ck.model());
+  const auto batch = two->forward_batch(tokens, 0, /*all_logits=*/true);
+  REQUIRE(batch.size() == sequential.size());
+  CHECK(std::equal(batch.begin(), batch.end(), sequential.begin()));
+  two->prepare(ck.model());  // starts over
+  const auto last = two->forward_batch(tokens, 0);
+  CHECK(std::equal(last.begin(), last.end(), sequential.end() - static_cast<std::ptrdiff_t>(vocab),
+                   sequential.end()));
+}
+
+TEST_CASE("graph: --explain shows the int8 plans", "[graph][q8]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  auto graph = make("graph", 1);
+  graph->prepare(ck.model());
+  const std::string d = graph->describe();
+  CHECK_THAT(d, Contains("quantize %2 by 64 : q8_0[128]"));
+  CHECK_THAT(d, Contains("matvec_q8 wq q8_0[128x128], %3"));
+  CHECK_THAT(d, Contains("matvec_q8 wcls q8_0[32000x128]"));
+}
+
+namespace {
+
+// A hand-built Q8_0 weight: i8 [rows, cols] from a fixed sequence, scales per group.
+struct TestQ8Weight {
+  std::vector<int8_t> values;
+  std::vector<float> scales;
+  QuantizedTensor view(int64_t gs) const { return {values, scales, gs}; }
+};
+
+TestQ8Weight make_weight(int64_t rows, int64_t cols, int64_t gs) {
+  TestQ8Weight w;
+  for (int64_t i = 0; i < rows * cols; ++i) w.values.push_back(int8_t((i * 29 + 7) % 255 - 127));
+  for (int64_t i = 0; i < rows * cols / gs; ++i) w.scales.push_back(0.001f * float(i % 13 + 1));
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exact", "[graph][q8]") {
+  using namespace llama::graph;
+  const int64_t tokens = 2, dim = 64, rows = 48, gs = 32;
+  const std::vector<float> gain(dim, 1.25f);
+  const TestQ8Weight wq = make_weight(rows, dim, gs);
+  Graph g(tokens);
+  const ValueId x = g.input("x", dim);                                // 512 B
+  const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms", gain));  // 512 B, step 0
+  const ValueId xq = g.quantize(xn, gs);  // 2x2 scales (16 B) + 2x64 values (128 B), step 1
+  const ValueId y = g.matvec_q8(g.weight_q8("w", wq.view(gs), rows, dim), xq);  // 384 B, step 2
+  g.output("y", y);
+  const Plan p = compile(g);
+  REQUIRE(p.instructions.size() == 3);
+
+  // Largest first: x at 0, xn beside it (both alive at step 0); y reuses x's
+  // bytes (x is dead after step 0); xq overlaps xn and y, so it goes on top
+  // (the 128 B gap between y and xn is smaller than its 192 aligned bytes).
+  const std::vector<std::tuple<ValueId, int64_t, int64_t, size_t, size_t>> want = {
+      {x, 0, 0, 0, 512}, {xn, 0, 1, 512, 512}, {xq, 1, 2, 1024, 144}, {y, 2, 2, 0, 384}};
+  for (const auto& [v, first, last, offset, bytes] : want) {
+    INFO("%" << v);
+    const ValueLayout* l = nullptr;
+    for (const ValueLayout& c : p.values) {
+      if (c.value == v) l = &c;
+    }
+    REQUIRE(l != nullptr);
+    CHECK(l->first == first);
+    CHECK(l->last == last);
+    CHECK(l->offset_bytes == offset);
+    CHECK(l->bytes == bytes);
+  }
+  CHECK(p.arena_bytes == 1216);
+  CHECK(p.value_bytes == 512 + 512 + 144 + 384);
+  // The quantize writes scales at xq's offset and values after them; the
+  // product reads the same two places.
+  CHECK(p.instructions[1].op == Op::quantize);
+  CHECK(p.instructions[1].out.offset == 1024 / 4);
+  CHECK(p.instructions[1].q_values == 1024 + 16);
+  CHECK(p.instructions[2].op == Op::matvec_q8);
+  CHECK(p.instructions[2].a.offset == 1024 / 4);
+  CHECK(p.instructions[2].q_values == 1024 + 16);
+  CHECK(p.instructions[2].group_size == gs);
+
+  // Replay on 2 threads equals the core's kernels run by hand.
+  std::vector<float> input(size_t(tokens * dim));
+  for (size_t i = 0; i < input.size(); ++i) input[i] = std::sin(0.37f * float(i)) * 3.0f;
+  std::vector<float> arena(p.arena_floats(), -1.0f);
+  std::copy(input.begin(), input.end(), arena.begin() + std::ptrdiff_t(p.input("x").ref.offset));
+  Executor(2).run(p, arena, tokens);
+  const ArenaRef out = p.output("y").ref;
+  for (int64_t t = 0; t < tokens; ++t) {
+    INFO("token " << t);
+    std::vector<float> norm(static_cast<size_t>(dim));
+    q8::rmsnorm(norm, std::span(input).subspan(size_t(t * dim), size_t(dim)), gain);
+    Q8Vector q;
+    q.resize(dim, gs);
+    quantize_activations(norm, q);
+    std::vector<float> expect(static_cast<size_t>(rows));
+    q8_matvec_rows(expect, wq.view(gs), q, 0, rows, Q8Kernel::portable);
+    CHECK(std::equal(expect.begin(), expect.end(),
+                     arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
+  }
+  CHECK_THAT(p.describe("q8"), Contains("%3 = quantize %2 by 32 : q8_0[2x64]"));
+}
+
+TEST_CASE("graph builder: quantized values feed only matvec_q8", "[graph][q8][bad-input]") {
+  using namespace llama::graph;
+  const TestQ8Weight wq = make_weight(8, 64, 32);
+  const std::vector<float> wf(8 * 64, 0.5f);
+  Graph g;
+  const ValueId x = g.input("x", 64);
+  const ValueId xq = g.quantize(x, 32);
+  const ValueId w8 = g.weight_q8("w8", wq.view(32), 8, 64);
+  const ValueId wf32 = g.weight("wf", wf, 8, 64);
+  CHECK_THROWS_WITH(g.add(xq, xq), Contains("quantized"));
+  CHECK_THROWS_WITH(g.matvec(wf32, xq), Contains("quantized"));
+  CHECK_THROWS_WITH(g.output("q", xq), Contains("quantized"));
+  CHECK_THROWS_WITH(g.slice(xq, 0, 32), Contains("quantized"));
+  CHECK_THROWS_WITH(g.matvec(w8, x), Contains("f32 matrix"));
+  CHECK_THROWS_WITH(g.matvec_q8(w8, x), Contains("needs a quantized"));
+  CHECK_THROWS_WITH(g.matvec_q8(wf32, xq), Contains("Q8_0 matrix"));
+  CHECK_THROWS_WITH(g.matvec_q8(w8, g.quantize(x, 16)), Contains("groups of 16"));
+  CHECK_THROWS_WITH(g.quantize(x, 48), Contains("groups of 48"));
+  CHECK_THROWS_AS(g.weight_q8("bad", wq.view(32), 8, 32), llama::Error);
+  CHECK_NOTHROW(g.output("y", g.matvec_q8(w8, xq)));
+}
