@@ -4,6 +4,7 @@
 // int8 matvec ops through the builder, the planner and the executor.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 
 #include "graph/compiler.hpp"
 #include "graph/executor.hpp"
@@ -118,6 +119,28 @@ TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-
         REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
       }
     }
+  }
+}
+
+TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best kernel",
+          "[graph][q8]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  auto best = make("graph", 2);
+  best->prepare(ck.model());
+  auto portable = make("graph", 2);
+  ::setenv("LLAMA_Q8_KERNEL", "portable", 1);
+  portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
+  ::unsetenv("LLAMA_Q8_KERNEL");
+  CHECK_THAT(portable->describe(), Contains("(portable kernel)"));
+  CHECK_THAT(best->describe(),
+             Contains(std::string("(") + to_string(best_q8_kernel()) + " kernel)"));
+  for (int64_t pos = 0; pos < 40; ++pos) {
+    INFO("position " << pos);
+    const auto token = static_cast<int32_t>((pos * 131 + 1) % 32000);
+    const auto a = best->forward(token, pos);
+    const std::vector<float> got(a.begin(), a.end());
+    const auto b = portable->forward(token, pos);
+    REQUIRE(std::equal(got.begin(), got.end(), b.begin(), b.end()));
   }
 }
 
