@@ -2,6 +2,8 @@
 // list, the tolerance and the output format.
 #include "compare_options.hpp"
 
+#include "usage_message.hpp"
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <sstream>
@@ -55,7 +57,7 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw cli::UsageError(e.what());
+    throw cli::UsageError(cli::usage_message(e, args));
   }
   if (vm.count("help")) {
     o.help = true;

@@ -4,6 +4,8 @@
 // only when complete, so a failed run leaves no half-written checkpoint.
 #include "convert_run.hpp"
 
+#include "usage_message.hpp"
+
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cstring>
@@ -62,7 +64,7 @@ Options parse(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    throw UsageError(cli::usage_message(e, args));
   }
   if (vm.count("help")) {
     o.show_help = true;
