@@ -72,18 +72,7 @@ void poke(std::string& bytes, size_t offset, T value) {
 
 std::vector<int32_t> stream_of(const Checkpoint& ck, const nlohmann::json& c,
                                const std::string& backend_name) {
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
-  auto backend = BackendRegistry::instance().create(backend_name, {});
-  backend->prepare(ck.model());
-  Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
-                  c["seed"].get<uint64_t>());
-  GenerationOptions g;
-  g.prompt = c["prompt"];
-  g.steps = c["steps"];
-  const GenerationResult r = generate(*backend, ck.config(), tok, sampler, g);
-  std::vector<int32_t> stream = r.prompt_tokens;
-  stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
-  return stream;
+  return test::generate_case(ck, c, backend_name).stream;
 }
 
 }  // namespace

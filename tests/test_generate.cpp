@@ -103,19 +103,10 @@ TEST_CASE("every parity case gives run.c's stream on the blas backend", "[genera
   for (const auto& c : cases) {
     INFO("case " << c["name"].get<std::string>());
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
-    auto backend = BackendRegistry::instance().create("blas");
-    backend->prepare(ck.model());
-    Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
-                    c["seed"].get<uint64_t>());
-    GenerationOptions g;
-    g.prompt = c["prompt"].get<std::string>();
-    g.steps = c["steps"].get<int64_t>();
-    const auto r = generate(*backend, ck.config(), tok, sampler, g);
-    CHECK(r.prompt_tokens == c["prompt_tokens"].get<std::vector<int32_t>>());
-    std::vector<int32_t> stream = r.prompt_tokens;
-    stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
-    CHECK(stream == c["stream"].get<std::vector<int32_t>>());
-    CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+    const auto r = test::generate_case(ck, c, "blas");
+    const auto prompt = c["prompt_tokens"].get<std::vector<int32_t>>();
+    CHECK(std::equal(prompt.begin(), prompt.end(), r.stream.begin()));
+    CHECK(r.stream == c["stream"].get<std::vector<int32_t>>());
+    CHECK(r.stopped_at_bos == c["stopped_at_bos"].get<bool>());
   }
 }

@@ -16,37 +16,11 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::unique_ptr<InferenceBackend> make(const std::string& name, int threads = 0) {
-  BackendOptions o;
-  o.threads = threads;
-  return BackendRegistry::instance().create(name, o);
-}
-
-// Largest |a - b| relative to the largest |b|.
-double relative_diff(std::span<const float> a, std::span<const float> b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  return diff / scale;
-}
-
 std::vector<int32_t> run_case(const nlohmann::json& c, int threads) {
   const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
-  auto backend = make("graph", threads);
-  backend->prepare(ck.model());
-  Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
-                  c["seed"].get<uint64_t>());
-  GenerationOptions g;
-  g.prompt = c["prompt"].get<std::string>();
-  g.steps = c["steps"].get<int64_t>();
-  const auto r = generate(*backend, ck.config(), tok, sampler, g);
-  CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
-  std::vector<int32_t> stream = r.prompt_tokens;
-  stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
-  return stream;
+  const auto r = test::generate_case(ck, c, "graph", threads);
+  CHECK(r.stopped_at_bos == c["stopped_at_bos"].get<bool>());
+  return r.stream;
 }
 
 }  // namespace
@@ -67,8 +41,8 @@ TEST_CASE("graph: logits within 1e-4 of blas at every position of the parity cas
   for (const auto& c : test::load_json(test::reference_path("parity.json"))) {
     INFO("case " << c["name"].get<std::string>());
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    auto graph = make("graph");
-    auto blas = make("blas");
+    auto graph = test::make_backend("graph");
+    auto blas = test::make_backend("blas");
     graph->prepare(ck.model());
     blas->prepare(ck.model());
     const auto stream = c["stream"].get<std::vector<int32_t>>();
@@ -80,7 +54,7 @@ TEST_CASE("graph: logits within 1e-4 of blas at every position of the parity cas
       const std::vector<float> got(g.begin(), g.end());
       const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
       REQUIRE(got.size() == want.size());
-      REQUIRE(relative_diff(got, want) < 1e-4);
+      REQUIRE(test::relative_diff(got, want) < 1e-4);
       if (pos < argmax.size()) {
         REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
       }
@@ -98,7 +72,7 @@ TEST_CASE("graph: batches equal sequential calls bit for bit, prepare restarts",
     REQUIRE(n % graph::GraphBackend::kBatchTokens != 0);
     std::vector<int32_t> tokens;
     for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 500));
-    auto one = make("graph", 1);
+    auto one = test::make_backend("graph", 1);
     one->prepare(ck.model());
     std::vector<float> sequential;
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -111,7 +85,7 @@ TEST_CASE("graph: batches equal sequential calls bit for bit, prepare restarts",
     CHECK(std::equal(batch.begin(), batch.end(), sequential.begin()));
 
     // Prompt in a batch on 2 threads, then one more position: same as sequential.
-    auto two = make("graph", 2);
+    auto two = test::make_backend("graph", 2);
     two->prepare(ck.model());
     const std::span<const int32_t> head(tokens.data(), tokens.size() - 1);
     const auto last_of_head = two->forward_batch(head, 0);
@@ -126,7 +100,7 @@ TEST_CASE("graph: batches equal sequential calls bit for bit, prepare restarts",
 
 TEST_CASE("graph: describe prints the compiled plans", "[graph]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
-  auto graph = make("graph");
+  auto graph = test::make_backend("graph");
   CHECK_THAT(graph->describe(), Contains("not prepared"));
   graph->prepare(ck.model());
   const std::string d = graph->describe();
@@ -139,7 +113,7 @@ TEST_CASE("graph: describe prints the compiled plans", "[graph]") {
 
 TEST_CASE("graph refuses bad positions, tokens and thread counts", "[graph][bad-input]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("rand-gqa.bin"));
-  auto graph = make("graph");
+  auto graph = test::make_backend("graph");
   CHECK_THROWS_AS(graph->forward(1, 0), Error);  // before prepare
   CHECK_THROWS_AS(graph->forward_batch(std::vector<int32_t>{1, 2}, 0), Error);
   graph->prepare(ck.model());
@@ -149,7 +123,7 @@ TEST_CASE("graph refuses bad positions, tokens and thread counts", "[graph][bad-
   CHECK_THROWS_AS(graph->forward_batch(std::vector<int32_t>{}, 0), Error);
   CHECK_THROWS_WITH(graph->forward_batch(std::vector<int32_t>{1, 2}, ck.config().seq_len - 1),
                     Contains("seq_len"));
-  CHECK_THROWS_AS(make("graph", -1), Error);
+  CHECK_THROWS_AS(test::make_backend("graph", -1), Error);
 }
 
 TEST_CASE("llama-cli -b graph --format json reproduces every parity case", "[graph][cli]") {

@@ -21,22 +21,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::unique_ptr<InferenceBackend> make(const std::string& name, int threads) {
-  BackendOptions o;
-  o.threads = threads;
-  return BackendRegistry::instance().create(name, o);
-}
-
-// Largest |a - b| relative to the largest |b|.
-double relative_diff(std::span<const float> a, std::span<const float> b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
-    scale = std::max(scale, std::abs(double(b[i])));
-  }
-  return diff / scale;
-}
-
 std::vector<int32_t> joined(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   std::vector<int32_t> out = a;
   out.insert(out.end(), b.begin(), b.end());
@@ -52,19 +36,11 @@ TEST_CASE("graph: parity-q8.json gives runq.c's stream, on 1 and 2 threads",
   for (const auto& c : cases) {
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
     REQUIRE(ck.model().weights.format == WeightFormat::q8_0);
-    const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
     for (const int threads : {1, 2}) {
       INFO("case " << c["name"].get<std::string>() << ", threads " << threads);
-      auto graph = make("graph", threads);
-      graph->prepare(ck.model());
-      Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(),
-                      c["top_p"].get<float>(), c["seed"].get<uint64_t>());
-      GenerationOptions g;
-      g.prompt = c["prompt"].get<std::string>();
-      g.steps = c["steps"].get<int64_t>();
-      const auto r = generate(*graph, ck.config(), tok, sampler, g);
-      CHECK(joined(r.prompt_tokens, r.generated_tokens) == c["stream"].get<std::vector<int32_t>>());
-      CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+      const auto r = test::generate_case(ck, c, "graph", threads);
+      CHECK(r.stream == c["stream"].get<std::vector<int32_t>>());
+      CHECK(r.stopped_at_bos == c["stopped_at_bos"].get<bool>());
     }
   }
 }
@@ -100,8 +76,8 @@ TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-
   for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
     INFO("case " << c["name"].get<std::string>());
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    auto graph = make("graph", 2);
-    auto blas = make("blas", 2);
+    auto graph = test::make_backend("graph", 2);
+    auto blas = test::make_backend("blas", 2);
     graph->prepare(ck.model());
     blas->prepare(ck.model());
     const auto stream = c["stream"].get<std::vector<int32_t>>();
@@ -114,7 +90,7 @@ TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-
       const std::vector<float> got(g.begin(), g.end());
       const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
       REQUIRE(got.size() == want.size());
-      REQUIRE(relative_diff(got, want) <= 1e-5);
+      REQUIRE(test::relative_diff(got, want) <= 1e-5);
       if (pos < argmax.size()) {
         REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
       }
@@ -125,9 +101,9 @@ TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-
 TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best kernel",
           "[graph][q8]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  auto best = make("graph", 2);
+  auto best = test::make_backend("graph", 2);
   best->prepare(ck.model());
-  auto portable = make("graph", 2);
+  auto portable = test::make_backend("graph", 2);
   ::setenv("LLAMA_Q8_KERNEL", "portable", 1);
   portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
   ::unsetenv("LLAMA_Q8_KERNEL");
@@ -152,14 +128,14 @@ TEST_CASE("graph: Q8_0 batches equal sequential calls bit for bit", "[graph][q8]
   REQUIRE(n < ck.config().seq_len);
   std::vector<int32_t> tokens;
   for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 32000));
-  auto one = make("graph", 1);
+  auto one = test::make_backend("graph", 1);
   one->prepare(ck.model());
   std::vector<float> sequential;
   for (size_t i = 0; i < tokens.size(); ++i) {
     const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
     sequential.insert(sequential.end(), l.begin(), l.end());
   }
-  auto two = make("graph", 2);
+  auto two = test::make_backend("graph", 2);
   two->prepare(ck.model());
   const auto batch = two->forward_batch(tokens, 0, /*all_logits=*/true);
   REQUIRE(batch.size() == sequential.size());
@@ -172,7 +148,7 @@ TEST_CASE("graph: Q8_0 batches equal sequential calls bit for bit", "[graph][q8]
 
 TEST_CASE("graph: --explain shows the int8 plans", "[graph][q8]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  auto graph = make("graph", 1);
+  auto graph = test::make_backend("graph", 1);
   graph->prepare(ck.model());
   const std::string d = graph->describe();
   CHECK_THAT(d, Contains("quantize %2 by 64 : q8_0[128]"));

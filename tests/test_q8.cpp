@@ -186,21 +186,9 @@ TEST_CASE("parity-q8.json on every int8 backend and both kernels", "[q8][parity]
           INFO(backend_name << " kernel " << (kernel ? kernel : "best") << " threads " << threads
                             << " case " << c["name"].get<std::string>());
           const Checkpoint ck = Checkpoint::open(test::model_path(c["model"]));
-          const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
-          BackendOptions o;
-          o.threads = threads;
-          auto backend = BackendRegistry::instance().create(backend_name, o);
-          backend->prepare(ck.model());
-          Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(),
-                          c["top_p"].get<float>(), c["seed"].get<uint64_t>());
-          GenerationOptions g;
-          g.prompt = c["prompt"];
-          g.steps = c["steps"];
-          const GenerationResult r = generate(*backend, ck.config(), tok, sampler, g);
-          std::vector<int32_t> stream = r.prompt_tokens;
-          stream.insert(stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
-          CHECK(stream == c["stream"].get<std::vector<int32_t>>());
-          CHECK((r.stop_reason == StopReason::bos) == c["stopped_at_bos"].get<bool>());
+          const auto r = test::generate_case(ck, c, backend_name, threads);
+          CHECK(r.stream == c["stream"].get<std::vector<int32_t>>());
+          CHECK(r.stopped_at_bos == c["stopped_at_bos"].get<bool>());
         }
       }
     }

@@ -11,6 +11,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "llama/checkpoint.hpp"
+#include "llama/generate.hpp"
+#include "llama/registry.hpp"
+
 namespace fs = std::filesystem;
 
 namespace llama::test {
@@ -130,6 +134,37 @@ ProcessResult run_program(const std::string& path, const std::vector<std::string
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads) {
+  BackendOptions o;
+  o.threads = threads;
+  return BackendRegistry::instance().create(spec, o);
+}
+
+double relative_diff(std::span<const float> a, std::span<const float> b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+    scale = std::max(scale, std::abs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+CaseStream generate_case(const Checkpoint& ck, const nlohmann::json& c, const std::string& spec,
+                         int threads) {
+  const Tokenizer tok(model_path("tokenizer.bin"), ck.config().vocab_size);
+  auto backend = make_backend(spec, threads);
+  backend->prepare(ck.model());
+  Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
+                  c["seed"].get<uint64_t>());
+  GenerationOptions g;
+  g.prompt = c["prompt"].get<std::string>();
+  g.steps = c["steps"].get<int64_t>();
+  const GenerationResult r = generate(*backend, ck.config(), tok, sampler, g);
+  CaseStream out{r.prompt_tokens, r.stop_reason == StopReason::bos};
+  out.stream.insert(out.stream.end(), r.generated_tokens.begin(), r.generated_tokens.end());
+  return out;
 }
 
 }  // namespace llama::test

@@ -5,11 +5,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
+namespace llama {
+class Checkpoint;
+class InferenceBackend;
+}  // namespace llama
+
 namespace llama::test {
+
+// A backend from the registry by spec ("blas", "counting:graph"), with `threads` (0: all).
+std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0);
+
+// Largest |a - b| relative to the largest |b|.
+double relative_diff(std::span<const float> a, std::span<const float> b);
+
+// A reference case (parity.json fields: prompt, temperature, top_p, seed, steps)
+// generated on `spec` with checkpoint `ck` and ../shared tokenizer.bin.
+struct CaseStream {
+  std::vector<int32_t> stream;  // prompt tokens (BOS first) then the sampled ones
+  bool stopped_at_bos = false;
+};
+CaseStream generate_case(const Checkpoint& ck, const nlohmann::json& c, const std::string& spec,
+                         int threads = 0);
 
 // Paths under ../shared; fail the test loudly when a file is missing.
 std::string model_path(const std::string& file);

@@ -18,12 +18,6 @@
 namespace llama::conformance {
 namespace {
 
-std::unique_ptr<InferenceBackend> make(const std::string& spec, int threads = 0) {
-  BackendOptions o;
-  o.threads = threads;
-  return BackendRegistry::instance().create(spec, o);
-}
-
 // Runs `body`, turning any exception into a failure of `r`.
 CheckResult guarded(const std::function<void(CheckResult&)>& body) {
   CheckResult r;
@@ -115,8 +109,8 @@ std::vector<int32_t> test_tokens(const Config& config, int64_t count) {
 CheckResult check_logits_match_reference(const std::string& spec, const Model& model,
                                          std::span<const int32_t> tokens) {
   return guarded([&](CheckResult& r) {
-    auto backend = make(spec);
-    auto reference = make("reference");
+    auto backend = test::make_backend(spec);
+    auto reference = test::make_backend("reference");
     backend->prepare(model);
     reference->prepare(model);
     const std::vector<float> want = run_sequential(*reference, tokens);
@@ -135,17 +129,8 @@ CheckResult check_logits_match_reference(const std::string& spec, const Model& m
 CheckResult check_reference_stream(const std::string& spec, const nlohmann::json& c) {
   return guarded([&](CheckResult& r) {
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
-    auto backend = make(spec);
-    backend->prepare(ck.model());
-    Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
-                    c["seed"].get<uint64_t>());
-    GenerationOptions g;
-    g.prompt = c["prompt"].get<std::string>();
-    g.steps = c["steps"].get<int64_t>();
-    const GenerationResult result = generate(*backend, ck.config(), tok, sampler, g);
-    std::vector<int32_t> stream = result.prompt_tokens;
-    stream.insert(stream.end(), result.generated_tokens.begin(), result.generated_tokens.end());
+    const test::CaseStream run = test::generate_case(ck, c, spec);
+    const std::vector<int32_t>& stream = run.stream;
     const auto want = c["stream"].get<std::vector<int32_t>>();
     const auto [got_it, want_it] =
         std::mismatch(stream.begin(), stream.end(), want.begin(), want.end());
@@ -154,7 +139,7 @@ CheckResult check_reference_stream(const std::string& spec, const nlohmann::json
              std::to_string(got_it - stream.begin()) + " (" + std::to_string(stream.size()) +
              " tokens, run.c " + std::to_string(want.size()) + ")");
     }
-    if ((result.stop_reason == StopReason::bos) != c["stopped_at_bos"].get<bool>()) {
+    if (run.stopped_at_bos != c["stopped_at_bos"].get<bool>()) {
       r.fail(c["name"].get<std::string>() + ": stop reason differs from run.c's");
     }
   });
@@ -166,14 +151,14 @@ CheckResult check_prepare_twice(const std::string& spec, const Model& first, con
     const auto tokens_second =
         test_tokens(second.config, std::min<int64_t>(8, second.config.seq_len));
     auto fresh = [&](const Model& m, std::span<const int32_t> tokens) {
-      auto b = make(spec);
+      auto b = test::make_backend(spec);
       b->prepare(m);
       return run_sequential(*b, tokens);
     };
     const std::vector<float> want_first = fresh(first, tokens_first);
     const std::vector<float> want_second = fresh(second, tokens_second);
 
-    auto backend = make(spec);
+    auto backend = test::make_backend(spec);
     backend->prepare(first);
     run_sequential(*backend, tokens_first);
     backend->prepare(first);  // starts over: the same logits again
@@ -192,7 +177,7 @@ CheckResult check_batch_matches_sequential(const std::string& spec, const Model&
   return guarded([&](CheckResult& r) {
     const int64_t vocab = model.config.vocab_size;
     const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
-    auto backend = make(spec);
+    auto backend = test::make_backend(spec);
     backend->prepare(model);
     const std::vector<float> sequential = run_sequential(*backend, tokens);
     const std::span<const float> want(sequential);
@@ -216,11 +201,11 @@ CheckResult check_seq_len_bound(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
     const Config& c = model.config;
     const auto tokens = test_tokens(c, c.seq_len);
-    auto reference = make("reference");
+    auto reference = test::make_backend("reference");
     reference->prepare(model);
     const std::vector<float> want = run_sequential(*reference, tokens);
 
-    auto backend = make(spec);
+    auto backend = test::make_backend(spec);
     expect_error(r, "forward before prepare", [&] { backend->forward(kBosToken, 0); });
     backend->prepare(model);
     expect_error(r, "token -1", [&] { backend->forward(-1, 0); });
@@ -247,7 +232,7 @@ CheckResult check_threads_agree(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
     const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
     auto run = [&](int threads) {
-      auto b = make(spec, threads);
+      auto b = test::make_backend(spec, threads);
       b->prepare(model);
       const auto prompt = b->forward_batch(std::span(tokens).first(4), 0, true);
       std::vector<float> out(prompt.begin(), prompt.end());
