@@ -70,13 +70,13 @@ void BlasBackend::prepare(const Model& model) {
   prepared_ = true;
 }
 
-void BlasBackend::attention(int64_t layer, int64_t pos) {
+void BlasBackend::attention(int64_t layer, int64_t pos, HeadAttention attend) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
   const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
   auto head = [&](int64_t h) {
     const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
-    attend_head(
+    attend(
         std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
         key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
         std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
@@ -115,7 +115,7 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
     rope_rotate(q_, hs, rope_cos_, rope_sin_);
     rope_rotate(k, hs, rope_cos_, rope_sin_);
 
-    attention(l, pos);
+    attention(l, pos, llama::attend_head);
     matvec(xb2_, w.wo, xb_);
     for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];
 

@@ -26,18 +26,21 @@ class BlasBackend final : public InferenceBackend {
   std::string describe() const override;
 
  private:
-  void attention(int64_t layer, int64_t pos);
+  // One attention head over the cache: llama::attend_head for f32 models,
+  // llama::q8::attend_head (runq.c's float steps) for Q8_0 ones.
+  using HeadAttention = void (*)(std::span<const float> q, const float* keys, const float* values,
+                                 int64_t stride, int64_t n_pos, std::span<float> scores,
+                                 std::span<float> out);
+  void attention(int64_t layer, int64_t pos, HeadAttention attend);
+  void batch_attention(int64_t layer, int64_t start_pos, int64_t n, HeadAttention attend);
   // Q8_0 weights (blas_q8.cpp): runq.c's forward pass with int8 kernels.
   std::span<const float> forward_q8(int32_t token, int64_t pos);
-  void attention_q8(int64_t layer, int64_t pos);
   // Q8_0 prompt batch (blas_q8_batch.cpp): each int8 weight row read once per batch.
   std::span<const float> forward_batch_q8(std::span<const int32_t> tokens, int64_t start_pos,
                                           bool all_logits);
   void q8_matmat(float* out, int64_t out_stride, const QuantizedTensor& w,
                  std::span<const Q8Vector> x);
-  void batch_attention_q8(int64_t layer, int64_t start_pos, int64_t n);
   void q8_matvec(std::span<float> y, const QuantizedTensor& w, const Q8Vector& x);
-  void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;

@@ -28,7 +28,8 @@ void grow(std::vector<float>& v, int64_t n) {
 
 }  // namespace
 
-void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
+void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n,
+                                  HeadAttention attend) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), dim = c.dim;
   const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
@@ -39,9 +40,9 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
       const int64_t i = job / c.n_heads, h = job % c.n_heads;
       const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
       const size_t q_off = static_cast<size_t>(i * dim + h * hs);
-      attend_head(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
-                  key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, start_pos + i + 1,
-                  scores.local(), std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
+      attend(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
+             key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, start_pos + i + 1,
+             scores.local(), std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
     });
   });
 }
@@ -92,7 +93,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
                   rope_sin_);
     }
 
-    batch_attention(l, start_pos, n);
+    batch_attention(l, start_pos, n, llama::attend_head);
     matmul(bx_.data(), dim, bxb_.data(), w.wo, n, dim, dim, /*beta=*/1.0f);
 
     for (int64_t i = 0; i < n; ++i) rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.rms_ffn);

@@ -30,26 +30,6 @@ void BlasBackend::q8_matvec(std::span<float> y, const QuantizedTensor& w, const 
   });
 }
 
-void BlasBackend::attention_q8(int64_t layer, int64_t pos) {
-  const Config& c = config_;
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
-  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
-  auto head = [&](int64_t h) {
-    const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
-    q8::attend_head(
-        std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
-        key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
-        std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
-        std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)));
-  };
-  // As attention(): threads pay off only once the cache is long enough.
-  if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
-    arena_->execute([&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
-  } else {
-    for (int64_t h = 0; h < c.n_heads; ++h) head(h);
-  }
-}
-
 std::span<const float> BlasBackend::forward_q8(int32_t token, int64_t pos) {
   const Config& c = config_;
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
@@ -74,7 +54,7 @@ std::span<const float> BlasBackend::forward_q8(int32_t token, int64_t pos) {
     q8::rope_rotate(q_, hs, rope_cos_, rope_sin_);
     q8::rope_rotate(k, hs, rope_cos_, rope_sin_);
 
-    attention_q8(l, pos);
+    attention(l, pos, q8::attend_head);
     quantize_activations(xb_, xq_);
     q8_matvec(xb2_, w.wo, xq_);
     for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];

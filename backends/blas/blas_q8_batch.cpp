@@ -42,25 +42,6 @@ void BlasBackend::q8_matmat(float* out, int64_t out_stride, const QuantizedTenso
   });
 }
 
-void BlasBackend::batch_attention_q8(int64_t layer, int64_t start_pos, int64_t n) {
-  const Config& c = config_;
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), dim = c.dim;
-  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
-  tbb::enumerable_thread_specific<std::vector<float>> scores(
-      [&] { return std::vector<float>(static_cast<size_t>(c.seq_len)); });
-  arena_->execute([&] {
-    tbb::parallel_for(int64_t{0}, n * c.n_heads, [&](int64_t job) {
-      const int64_t i = job / c.n_heads, h = job % c.n_heads;
-      const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
-      const size_t q_off = static_cast<size_t>(i * dim + h * hs);
-      q8::attend_head(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
-                      key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                      start_pos + i + 1, scores.local(),
-                      std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
-    });
-  });
-}
-
 std::span<const float> BlasBackend::forward_batch_q8(std::span<const int32_t> tokens,
                                                      int64_t start_pos, bool all_logits) {
   const Config& c = config_;
@@ -111,7 +92,7 @@ std::span<const float> BlasBackend::forward_batch_q8(std::span<const int32_t> to
                       rope_sin_);
     }
 
-    batch_attention_q8(l, start_pos, n);
+    batch_attention(l, start_pos, n, q8::attend_head);
     quantize_rows(bxb_, dim, bxq_);
     q8_matmat(bq_.data(), dim, w.wo, xq);  // q is spent: it takes the output
     add_rows(bq_);
