@@ -23,13 +23,6 @@ int resolve_threads(int requested) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
-// y[rows] = W[rows, cols] x[cols]
-void matvec(std::span<float> y, std::span<const float> w, std::span<const float> x) {
-  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(y.size()),
-              static_cast<blasint>(x.size()), 1.0f, w.data(), static_cast<blasint>(x.size()),
-              x.data(), 1, 0.0f, y.data(), 1);
-}
-
 const BackendRegistrar kRegistrar{
     "blas",
     "run.c's forward pass on OpenBLAS sgemv, weights read in place (" + openblas_description() +
@@ -95,7 +88,7 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   const Config& c = config_;
   check_token_position(c, token, pos);
   if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
-  openblas_set_threads(threads_);
+  openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
 

@@ -5,6 +5,7 @@
 
 #include <tbb/task_arena.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,15 @@ class BlasBackend final : public InferenceBackend {
   void q8_matmat(float* out, int64_t out_stride, const QuantizedTensor& w,
                  std::span<const Q8Vector> x);
   void q8_matvec(std::span<float> y, const QuantizedTensor& w, const Q8Vector& x);
+  // f32 products (blas_products.cpp), rows split across the arena, each block
+  // one single-threaded OpenBLAS call.
+  // y[rows] = W[rows, cols] x[cols]
+  void matvec(std::span<float> y, std::span<const float> w, std::span<const float> x);
+  // C[n, rows] (row stride ldc) = A[n, cols] W[rows, cols]^T + beta C
+  void matmul(float* c, int64_t ldc, const float* a, std::span<const float> w, int64_t n,
+              int64_t rows, int64_t cols, float beta = 0.0f);
+  // Runs body(first_row, end_row) over [0, rows) in blocks of whole 16-row groups.
+  void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;

@@ -13,15 +13,6 @@
 namespace llama::blas {
 namespace {
 
-// C[n, rows] = A[n, cols] W[rows, cols]^T + beta C (beta 1 fuses a residual add).
-void matmul(float* c, int64_t ldc, const float* a, std::span<const float> w, int64_t n,
-            int64_t rows, int64_t cols, float beta = 0.0f) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(n),
-              static_cast<blasint>(rows), static_cast<blasint>(cols), 1.0f, a,
-              static_cast<blasint>(cols), w.data(), static_cast<blasint>(cols), beta, c,
-              static_cast<blasint>(ldc));
-}
-
 void grow(std::vector<float>& v, int64_t n) {
   if (v.size() < static_cast<size_t>(n)) v.resize(static_cast<size_t>(n));
 }
@@ -58,7 +49,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   if (n == 1 && !all_logits) return forward(tokens[0], start_pos);
   if (weights_.format == WeightFormat::q8_0) return forward_batch_q8(tokens, start_pos, all_logits);
 
-  openblas_set_threads(threads_);
+  openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size(), hidden = c.hidden_dim;
   grow(bx_, n * dim);
   grow(bxb_, n * dim);
@@ -111,9 +102,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     rmsnorm(row(bx_, i, dim), row(bx_, i, dim), weights_.rms_final);
   if (!all_logits) {
     std::copy_n(bx_.begin() + first * dim, dim, x_.begin());
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(c.vocab_size),
-                static_cast<blasint>(dim), 1.0f, weights_.wcls.data(), static_cast<blasint>(dim),
-                x_.data(), 1, 0.0f, logits_.data(), 1);
+    matvec(logits_, weights_.wcls, x_);
     return logits_;
   }
   batch_logits_.resize(static_cast<size_t>(rows * c.vocab_size));
