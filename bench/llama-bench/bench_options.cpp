@@ -2,6 +2,8 @@
 // comma-separated (-b blas,graph -j 1,2) or repeated (-c A -c B).
 #include "bench_options.hpp"
 
+#include "usage_message.hpp"
+
 #include <boost/program_options.hpp>
 #include <sstream>
 #include <thread>
@@ -95,7 +97,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(all).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw BenchUsageError(e.what());
+    throw BenchUsageError(cli::usage_message(e, args));
   }
   if (vm.count("help")) {
     o.action = BenchAction::help;

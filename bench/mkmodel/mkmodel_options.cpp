@@ -2,6 +2,8 @@
 // dimension flags override it, and without a shape all of them are needed.
 #include "mkmodel_options.hpp"
 
+#include "usage_message.hpp"
+
 #include <boost/program_options.hpp>
 #include <limits>
 #include <optional>
@@ -73,7 +75,7 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw MkmodelUsageError(e.what());
+    throw MkmodelUsageError(cli::usage_message(e, args));
   }
   if (vm.count("help")) {
     o.action = MkmodelAction::help;
