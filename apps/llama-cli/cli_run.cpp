@@ -12,6 +12,7 @@
 
 #include "chat.hpp"
 #include "cli_options.hpp"
+#include "error_report.hpp"
 #include "llama/chat.hpp"
 #include "llama/checkpoint.hpp"
 #include "llama/error.hpp"
@@ -23,23 +24,6 @@ namespace llama::cli {
 namespace {
 
 constexpr const char* kProgram = "llama-cli";
-
-// Errors echo what the user gave (flags, paths); control bytes are escaped as
-// \xNN so the message stays one line.
-std::string one_line(std::string_view message) {
-  std::string s;
-  for (const char ch : message) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      s += "\\x";
-      s += "0123456789ABCDEF"[c >> 4];
-      s += "0123456789ABCDEF"[c & 15];
-    } else {
-      s += ch;
-    }
-  }
-  return s;
-}
 
 void list_backends(std::ostream& out) {
   for (const RegistryEntry& e : BackendRegistry::instance().entries()) {
@@ -145,19 +129,9 @@ int run_cli(const std::vector<std::string>& args, std::istream& in, std::ostream
   try {
     options = parse_cli(args);
   } catch (const UsageError& e) {
-    err << kProgram << ": " << one_line(e.what()) << " (see --help)\n";
-    return 2;
+    return report_usage_error(kProgram, err, e.what());
   }
-  try {
-    return run(options, in, out, err);
-  } catch (const Error& e) {
-    err << kProgram << ": " << one_line(e.what()) << "\n";
-  } catch (const std::bad_alloc&) {
-    err << kProgram << ": out of memory\n";
-  } catch (const std::exception& e) {
-    err << kProgram << ": internal error: " << one_line(e.what()) << "\n";
-  }
-  return 1;
+  return run_reporting_errors(kProgram, err, [&] { return run(options, in, out, err); });
 }
 
 }  // namespace llama::cli

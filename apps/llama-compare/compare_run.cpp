@@ -1,5 +1,6 @@
 // llama-compare: option handling, backend creation, the comparison and its report.
 #include "compare_run.hpp"
+#include "error_report.hpp"
 
 #include <ctime>
 #include <memory>
@@ -52,25 +53,19 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int run_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CompareOptions options;
-  try {
-    options = parse_compare(args);
-    if (options.help) {
-      out << options.help_text;
-      return 0;
+  return cli::run_reporting_errors(kProgram, err, [&] {
+    try {
+      // Backend names are checked against the registry in run(): also bad usage.
+      const CompareOptions options = parse_compare(args);
+      if (options.help) {
+        out << options.help_text;
+        return 0;
+      }
+      return run(options, out, err);
+    } catch (const cli::UsageError& e) {
+      return cli::report_usage_error(kProgram, err, e.what());
     }
-    return run(options, out, err);
-  } catch (const cli::UsageError& e) {
-    err << kProgram << ": " << e.what() << " (see --help)\n";
-    return 2;
-  } catch (const Error& e) {
-    err << kProgram << ": " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    err << kProgram << ": out of memory\n";
-  } catch (const std::exception& e) {
-    err << kProgram << ": internal error: " << e.what() << "\n";
-  }
-  return 1;
+  });
 }
 
 }  // namespace llama::compare

@@ -3,6 +3,7 @@
 // tensor's largest error. The output goes to a temporary file renamed over OUT
 // only when complete, so a failed run leaves no half-written checkpoint.
 #include "convert_run.hpp"
+#include "error_report.hpp"
 
 #include "usage_message.hpp"
 
@@ -136,25 +137,13 @@ int run_convert(const std::vector<std::string>& args, std::ostream& out, std::os
   try {
     options = parse(args);
   } catch (const UsageError& e) {
-    err << kProgram << ": " << e.what() << " (see --help)\n";
-    return 2;
+    return cli::report_usage_error(kProgram, err, e.what());
   }
   if (options.show_help) {
     out << options.help;
     return 0;
   }
-  try {
-    return convert(options, out);
-  } catch (const Error& e) {
-    err << kProgram << ": " << e.what() << "\n";
-  } catch (const fs::filesystem_error& e) {
-    err << kProgram << ": " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    err << kProgram << ": out of memory\n";
-  } catch (const std::exception& e) {
-    err << kProgram << ": internal error: " << e.what() << "\n";
-  }
-  return 1;
+  return cli::run_reporting_errors(kProgram, err, [&] { return convert(options, out); });
 }
 
 }  // namespace llama::convert

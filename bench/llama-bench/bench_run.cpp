@@ -6,6 +6,7 @@
 // on a shared machine the load drifts over a long run, and a fraction is
 // only meaningful against the machine as it was at the time.
 #include "bench_run.hpp"
+#include "error_report.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -247,24 +248,16 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   try {
     o = parse_bench_options(args);
   } catch (const BenchUsageError& e) {
-    err << kProgram << ": " << e.what() << " (see --help)\n";
-    return 2;
+    return cli::report_usage_error(kProgram, err, e.what());
   }
   if (o.action == BenchAction::help) {
     out << o.help_text;
     return 0;
   }
   if (o.action == BenchAction::child) return run_child(o, out);
-  try {
+  return cli::run_reporting_errors(kProgram, err, [&] {
     return o.action == BenchAction::render ? render_saved(o, out) : run_parent(o, out, err);
-  } catch (const Error& e) {
-    err << kProgram << ": " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    err << kProgram << ": out of memory\n";
-  } catch (const std::exception& e) {
-    err << kProgram << ": internal error: " << e.what() << "\n";
-  }
-  return 1;
+  });
 }
 
 }  // namespace llama::bench

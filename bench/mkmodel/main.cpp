@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "checkpoint_writer.hpp"
+#include "error_report.hpp"
 #include "llama/error.hpp"
 #include "mkmodel_options.hpp"
 #include "model_shape.hpp"
@@ -40,17 +41,7 @@ int main(int argc, char** argv) {
   try {
     options = llama::bench::parse_mkmodel_options({argv + 1, argv + argc});
   } catch (const llama::bench::MkmodelUsageError& e) {
-    std::cerr << kProgram << ": " << e.what() << " (see --help)\n";
-    return 2;
+    return llama::cli::report_usage_error(kProgram, std::cerr, e.what());
   }
-  try {
-    return run(options);
-  } catch (const llama::Error& e) {
-    std::cerr << kProgram << ": " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    std::cerr << kProgram << ": out of memory\n";
-  } catch (const std::exception& e) {
-    std::cerr << kProgram << ": internal error: " << e.what() << "\n";
-  }
-  return 1;
+  return llama::cli::run_reporting_errors(kProgram, std::cerr, [&] { return run(options); });
 }
