@@ -1,6 +1,8 @@
 // Declares and validates the generation flags shared by the apps.
 #include "generation_flags.hpp"
 
+#include "seed_flag.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -8,26 +10,6 @@
 namespace po = boost::program_options;
 
 namespace llama::cli {
-namespace {
-
-// Parsed by hand: lexical_cast would wrap "-5" into a huge unsigned value.
-std::optional<uint64_t> parse_seed(const std::string& text) {
-  size_t used = 0;
-  uint64_t value = 0;
-  try {
-    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) {
-    throw UsageError("--seed: must be a non-negative integer, got '" + text + "'");
-  }
-  if (value == 0) return std::nullopt;
-  return value;
-}
-
-}  // namespace
 
 void GenerationFlagParser::add_to(po::options_description& desc) {
   desc.add_options()("checkpoint,c", po::value(&flags_.checkpoint)->value_name("FILE"),
@@ -65,7 +47,10 @@ GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm) const 
   g.top_p = static_cast<float>(top_p_);
   g.steps = steps_;
   g.threads = static_cast<int>(threads_);
-  if (vm.count("seed")) g.seed = parse_seed(seed_);
+  if (vm.count("seed")) {
+    const uint64_t seed = parse_seed(seed_);
+    if (seed != 0) g.seed = seed;  // 0: the time, as run.c
+  }
   return g;
 }
 

@@ -5,16 +5,11 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
-namespace llama::cli {
+#include "usage_error.hpp"
 
-// A bad flag or value; the message names the flag. Apps exit with code 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace llama::cli {
 
 struct GenerationFlags {
   std::string checkpoint;

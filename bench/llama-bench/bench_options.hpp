@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "usage_error.hpp"
 
 namespace llama::bench {
 
@@ -30,10 +31,11 @@ struct BenchOptions {
   std::string help_text;
 };
 
-// A bad flag or value; the message names the flag. Exit code 2.
-class BenchUsageError : public std::runtime_error {
+// A bad flag or value; the message names the flag. Exit code 2. A
+// cli::UsageError, as the shared flag helpers (cli::parse_seed) throw.
+class BenchUsageError : public cli::UsageError {
  public:
-  using std::runtime_error::runtime_error;
+  using cli::UsageError::UsageError;
 };
 
 // `--run-config` (hidden) selects the child mode: exactly one checkpoint,

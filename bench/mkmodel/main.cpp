@@ -8,6 +8,7 @@
 #include "llama/error.hpp"
 #include "mkmodel_options.hpp"
 #include "model_shape.hpp"
+#include "usage_error.hpp"
 
 namespace {
 
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
   llama::bench::MkmodelOptions options;
   try {
     options = llama::bench::parse_mkmodel_options({argv + 1, argv + argc});
-  } catch (const llama::bench::MkmodelUsageError& e) {
+  } catch (const llama::cli::UsageError& e) {  // MkmodelUsageError, or --seed's
     return llama::cli::report_usage_error(kProgram, std::cerr, e.what());
   }
   return llama::cli::run_reporting_errors(kProgram, std::cerr, [&] { return run(options); });

@@ -2,6 +2,7 @@
 // dimension flags override it, and without a shape all of them are needed.
 #include "mkmodel_options.hpp"
 
+#include "seed_flag.hpp"
 #include "usage_message.hpp"
 
 #include <boost/program_options.hpp>
@@ -15,24 +16,6 @@
 namespace po = boost::program_options;
 
 namespace llama::bench {
-namespace {
-
-uint64_t parse_seed(const std::string& text) {
-  size_t used = 0;
-  uint64_t value = 0;
-  try {
-    if (text.empty() || text[0] == '-' || text[0] == '+') throw std::invalid_argument(text);
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) {
-    throw MkmodelUsageError("--seed: must be a non-negative integer, got '" + text + "'");
-  }
-  return value;
-}
-
-}  // namespace
 
 MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
   MkmodelOptions o;
@@ -128,7 +111,7 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
     throw MkmodelUsageError(e.what());
   }
   o.config = c;
-  if (vm.count("seed")) o.seed = parse_seed(seed);
+  if (vm.count("seed")) o.seed = cli::parse_seed(seed);
   return o;
 }
 

@@ -2,9 +2,10 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "usage_error.hpp"
 
 #include "llama/config.hpp"
 
@@ -20,12 +21,14 @@ struct MkmodelOptions {
   std::string help_text;
 };
 
-// A bad flag or value; the message names the flag. Exit code 2.
-class MkmodelUsageError : public std::runtime_error {
+// A bad flag or value; the message names the flag. Exit code 2. A
+// cli::UsageError, as the shared flag helpers (cli::parse_seed) throw.
+class MkmodelUsageError : public cli::UsageError {
  public:
-  using std::runtime_error::runtime_error;
+  using cli::UsageError::UsageError;
 };
 
+// Throws cli::UsageError (a MkmodelUsageError, or cli::parse_seed's) naming the flag.
 MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args);
 
 }  // namespace llama::bench
