@@ -1,5 +1,6 @@
 // The conformance checks: each runs a backend by spec and compares it with the
-// reference backend, with itself under other calls, or with run.c's streams.
+// reference backend, with itself under other calls, or with run.c's and runq.c's
+// streams.
 #include "conformance_checks.hpp"
 
 #include <algorithm>
@@ -135,12 +136,12 @@ CheckResult check_reference_stream(const std::string& spec, const nlohmann::json
     const auto [got_it, want_it] =
         std::mismatch(stream.begin(), stream.end(), want.begin(), want.end());
     if (got_it != stream.end() || want_it != want.end()) {
-      r.fail(c["name"].get<std::string>() + ": stream departs from run.c's at position " +
+      r.fail(c["name"].get<std::string>() + ": stream departs from the recorded one at position " +
              std::to_string(got_it - stream.begin()) + " (" + std::to_string(stream.size()) +
-             " tokens, run.c " + std::to_string(want.size()) + ")");
+             " tokens, recorded " + std::to_string(want.size()) + ")");
     }
     if (run.stopped_at_bos != c["stopped_at_bos"].get<bool>()) {
-      r.fail(c["name"].get<std::string>() + ": stop reason differs from run.c's");
+      r.fail(c["name"].get<std::string>() + ": stop reason differs from the recorded one");
     }
   });
 }

@@ -45,7 +45,8 @@ std::vector<int32_t> test_tokens(const Config& config, int64_t count);
 // reference backend, all finite.
 CheckResult check_logits_match_reference(const std::string& spec, const Model& model,
                                          std::span<const int32_t> tokens);
-// One case of parity.json generated on the backend: run.c's stream token for token.
+// One case of parity.json (fp32, run.c) or parity-q8.json (Q8_0, runq.c)
+// generated on the backend: the reference stream token for token, and the stop reason.
 CheckResult check_reference_stream(const std::string& spec, const nlohmann::json& parity_case);
 // prepare(first), run, prepare(second), run, prepare(first), run: each run
 // equals a fresh backend's.

@@ -1,5 +1,6 @@
 // The conformance suite: every check of conformance_checks.hpp, required to
-// pass on the backend this executable was built for (backend_under_test).
+// pass on the backend this executable was built for (backend_under_test), on
+// fp32 and Q8_0 checkpoints.
 #include <algorithm>
 #include <catch2/catch.hpp>
 
@@ -7,6 +8,7 @@
 #include "conformance_checks.hpp"
 #include "llama/checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "llama/weights.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -57,6 +59,19 @@ TEST_CASE("generation reproduces run.c's reference streams token for token", "[c
   REQUIRE(cases.size() >= 3);
   for (const auto& c : cases) {
     INFO(backend_under_test() << " on " << c["name"].get<std::string>());
+    require_pass(check_reference_stream(backend_under_test(), c));
+  }
+}
+
+TEST_CASE("generation reproduces runq.c's int8 reference streams token for token",
+          "[conformance]") {
+  const auto cases = test::load_json(test::reference_path("parity-q8.json"));
+  REQUIRE(!cases.empty());
+  for (const auto& c : cases) {
+    INFO(backend_under_test() << " on " << c["name"].get<std::string>());
+    // The cases must exercise the Q8_0 path, not an fp32 one.
+    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
+    REQUIRE(ck.model().weights.format == WeightFormat::q8_0);
     require_pass(check_reference_stream(backend_under_test(), c));
   }
 }

@@ -75,5 +75,15 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
   REQUIRE(greedy["temperature"].get<double>() == 0.0);
   CHECK(check_reference_stream("blas", greedy).ok);
   const auto stream = check_reference_stream("test-derailed:blas", greedy);
-  CHECK_THAT(stream.failure, Contains("departs from run.c's at position 11"));
+  CHECK_THAT(stream.failure, Contains("s260-greedy: stream departs from the recorded one at "
+                                      "position 11"));
+
+  // The same check on an int8 case (parity-q8.json, runq.c's stream).
+  const auto q8_cases = test::load_json(test::reference_path("parity-q8.json"));
+  const auto& q8_greedy = q8_cases.at(0);  // q8-gqa-greedy
+  REQUIRE(q8_greedy["temperature"].get<double>() == 0.0);
+  CHECK(check_reference_stream("blas", q8_greedy).ok);
+  const auto q8_stream = check_reference_stream("test-derailed:blas", q8_greedy);
+  CHECK_THAT(q8_stream.failure, Contains("q8-gqa-greedy: stream departs from the recorded one at "
+                                         "position 11"));
 }
