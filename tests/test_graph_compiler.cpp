@@ -240,8 +240,13 @@ std::map<ValueId, std::vector<float>> naive_eval(
           break;
         case Op::matvec: {
           const Node& w = g.node(n.args[0]);
-          matvec_rows(o, w.data.data(), val.at(n.args[1]).data() + r * w.cols, w.cols, 0, w.rows,
-                      nullptr);
+          const float* x = val.at(n.args[1]).data() + r * w.cols;
+          // The executor's kernels: matvec for one token, the f32 batch product for more.
+          if (t == 1) {
+            matvec_rows(o, w.data.data(), x, w.cols, 0, w.rows, nullptr);
+          } else {
+            matmul_rows(o, n.cols, w.data.data(), x, w.cols, w.cols, 1, 0, w.rows, nullptr, 0);
+          }
           break;
         }
         case Op::rmsnorm:

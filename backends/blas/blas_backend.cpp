@@ -56,8 +56,8 @@ void BlasBackend::prepare(const Model& model) {
   sized(q_, c.dim);
   sized(att_, c.n_heads * c.seq_len);
   sized(logits_, c.vocab_size);
-  sized(key_cache_, c.kv_cache_floats() / 2);
-  sized(val_cache_, c.kv_cache_floats() / 2);
+  key_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
+  val_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
   sized(rope_cos_, c.head_size() / 2);
   sized(rope_sin_, c.head_size() / 2);
   prepared_ = true;

@@ -11,6 +11,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/q8.hpp"
+#include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {
 
@@ -59,18 +60,18 @@ class BlasBackend final : public InferenceBackend {
   bool prepared_ = false;
 
   // Run state.
-  std::vector<float> x_;          // f32 [dim] residual stream
-  std::vector<float> xb_;         // f32 [dim]
-  std::vector<float> xb2_;        // f32 [dim]
-  std::vector<float> hb_;         // f32 [hidden_dim]
-  std::vector<float> hb2_;        // f32 [hidden_dim]
-  std::vector<float> q_;          // f32 [dim]
-  std::vector<float> att_;        // f32 [n_heads, seq_len]
-  std::vector<float> logits_;     // f32 [vocab_size]
-  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> rope_cos_;   // f32 [head_size / 2]
-  std::vector<float> rope_sin_;   // f32 [head_size / 2]
+  std::vector<float> x_;                 // f32 [dim] residual stream
+  std::vector<float> xb_;                // f32 [dim]
+  std::vector<float> xb2_;               // f32 [dim]
+  std::vector<float> hb_;                // f32 [hidden_dim]
+  std::vector<float> hb2_;               // f32 [hidden_dim]
+  std::vector<float> q_;                 // f32 [dim]
+  std::vector<float> att_;               // f32 [n_heads, seq_len]
+  std::vector<float> logits_;            // f32 [vocab_size]
+  UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
+  UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
+  std::vector<float> rope_cos_;          // f32 [head_size / 2]
+  std::vector<float> rope_sin_;          // f32 [head_size / 2]
   // Q8_0 run state: activations quantized per group before each product.
   Q8Kernel q8_kernel_ = Q8Kernel::portable;
   Q8Vector xq_;  // i8 [dim], f32 [dim / group_size]

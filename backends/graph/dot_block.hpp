@@ -1,12 +1,13 @@
-// Register-blocked dot products: R rows of W against T rows of X at once. Each
-// (row, token) sum is kept in 8 double lanes (lane l holds columns j = l mod 8,
-// fused multiply-adds in column order, a zero-padded tail) and reduced in one
-// fixed tree, so every blocking gives the same bits for the same (row, token)
-// (the portable fallback multiplies then adds, consistent with itself):
-// decode (4 x 1) and batches (4 x 4) agree exactly. Double, not f32: with f32
-// lanes the mini32k-story parity case leaves run.c's stream (a near-tie in
-// the nucleus flips). AVX-512 when the compiler targets it, else the same
-// arithmetic on plain arrays.
+// Register-blocked dot products for decode (matvec_rows): R rows of W against
+// T rows of X at once. Each (row, token) sum is kept in 8 double lanes (lane l
+// holds columns j = l mod 8, fused multiply-adds in column order, a
+// zero-padded tail) and reduced in one fixed tree, so every blocking gives the
+// same bits for the same (row, token) (the portable fallback multiplies then
+// adds, consistent with itself). Double, not f32: with f32 lanes here the
+// mini32k-story parity case leaves run.c's stream (a near-tie in the nucleus
+// flips). Batches do not come here: their products are f32 (gemm_f32.cpp),
+// like the BLAS backend's sgemm prefill. AVX-512 when the compiler targets it,
+// else the same arithmetic on plain arrays.
 #pragma once
 
 #include <cmath>

@@ -45,13 +45,15 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       const bool parallel = rows * in.w_cols * tokens >= kParallelMinFloats;
       // A few blocks per thread: balance when a core is shared, yet each block
       // long enough (hundreds of rows) to stream the weights at full speed.
+      // Blocks hold whole units: 8 rows for decode's passes, a packed panel
+      // for batches (a split panel would cost a whole one on each side).
+      const int64_t unit = tokens == 1 ? 8 : kMatmulPanelRows;
+      const int64_t units = (rows + unit - 1) / unit;
       const int64_t n_blocks =
-          parallel ? std::max<int64_t>(1, std::min<int64_t>(threads_ * 4, rows / 16)) : 1;
-      const int64_t per = (rows + n_blocks - 1) / n_blocks;
-      const int64_t rows_per_block = (per + 7) / 8 * 8;
+          parallel ? std::max<int64_t>(1, std::min({int64_t{threads_} * 4, rows / 16, units})) : 1;
       for_each(n_blocks, parallel, [&](int64_t blk) {
-        const int64_t r0 = blk * rows_per_block;
-        const int64_t r1 = std::min(rows, r0 + rows_per_block);
+        const int64_t r0 = blk * units / n_blocks * unit;
+        const int64_t r1 = std::min(rows, (blk + 1) * units / n_blocks * unit);
         if (r0 >= r1) return;
         if (tokens == 1) {
           matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);

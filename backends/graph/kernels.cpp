@@ -1,8 +1,8 @@
-// Kernels: products through the register-blocked dot_block; element-wise loops
-// written for the compiler to vectorize (-fopenmp-simd).
+// Kernels: the decode product through the register-blocked dot_block (the
+// batched one is gemm_f32.cpp); element-wise loops written for the compiler to
+// vectorize (-fopenmp-simd).
 #include "kernels.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 #include "dot_block.hpp"
@@ -30,42 +30,6 @@ void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t
   for (; i < r1; ++i) {
     detail::dot_block<1, 1>(w + i * cols, cols, x, cols, cols, acc);
     y[i] = finish(acc[0], residual, i);
-  }
-}
-
-void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
-                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
-  // Blocks of W rows small enough to stay in L2 while every token passes over
-  // them; inside, 4 rows x 4 tokens per pass (16 independent sums).
-  const int64_t block = std::max<int64_t>(4, (int64_t{128} * 1024 / 4 / cols) / 4 * 4);
-  float acc[16];
-  for (int64_t b0 = r0; b0 < r1; b0 += block) {
-    const int64_t b1 = std::min(r1, b0 + block);
-    int64_t t = 0;
-    for (; t + 4 <= tokens; t += 4) {
-      const float* xt = x + t * ldx;
-      int64_t i = b0;
-      for (; i + 4 <= b1; i += 4) {
-        detail::dot_block<4, 4>(w + i * cols, cols, xt, ldx, cols, acc);
-        for (int64_t r = 0; r < 4; ++r) {
-          for (int64_t k = 0; k < 4; ++k) {
-            const float* res = residual ? residual + (t + k) * ldr : nullptr;
-            y[(t + k) * ldy + i + r] = finish(acc[r * 4 + k], res, i + r);
-          }
-        }
-      }
-      for (; i < b1; ++i) {
-        detail::dot_block<1, 4>(w + i * cols, cols, xt, ldx, cols, acc);
-        for (int64_t k = 0; k < 4; ++k) {
-          const float* res = residual ? residual + (t + k) * ldr : nullptr;
-          y[(t + k) * ldy + i] = finish(acc[k], res, i);
-        }
-      }
-    }
-    for (; t < tokens; ++t) {
-      matvec_rows(y + t * ldy, w, x + t * ldx, cols, b0, b1,
-                  residual ? residual + t * ldr : nullptr);
-    }
   }
 }
 

@@ -1,6 +1,6 @@
-// The graph backend's kernels on row-major f32 data. Matrix-vector products
-// take a row range so the executor can split them across threads; every row's
-// result is independent of the split, so thread counts never change a bit.
+// The graph backend's kernels on row-major f32 data. Matrix products take a
+// row range so the executor can split them across threads; every row's result
+// is independent of the split, so thread counts never change a bit.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,18 @@ namespace llama::graph {
 void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
                  const float* residual);
 
+// Rows of W per packed panel of matmul_rows: ranges that start at multiples of
+// it and hold whole panels waste no lanes.
+inline constexpr int64_t kMatmulPanelRows = 48;
+
 // Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]) for tokens [0, tokens) and rows [r0, r1):
-// the batched form, W's row block reused from cache across the tokens. Each
-// element equals what matvec_rows computes for that token.
+// the batched form (GEMM blocking, W's packed panels reused across the tokens).
+// Each sum is one f32 fused multiply-add chain in column order from zero (a
+// multiply then an add on CPUs without FMA), then + R once: not matvec_rows'
+// bits (the batch is f32, decode double). The
+// result depends neither on the row range nor on the token count. Y must not
+// overlap X or R (it holds partial sums between column blocks). X f32
+// [tokens, ldx], Y f32 [tokens, ldy], R f32 [tokens, ldr] or null.
 void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
                  int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr);
 

@@ -1,0 +1,255 @@
+// matmul_rows: the batched f32 product Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]),
+// GEMM-style. Columns are split into blocks of kDepth; per block, kPanelRows
+// rows of W are packed column-major (one 48-float column per k) and reused
+// from L1/L2 across every token, while the X block (tokens x kDepth, at most
+// 192 KiB for 128 tokens) stays in L2 across the panels. A micro-tile keeps
+// kTileTokens tokens x kPanelRows rows in registers and broadcasts X. W itself
+// is read from memory once per call.
+//
+// Each (row, token) sum is one f32 fused multiply-add chain in column order
+// starting from zero (partial sums between column blocks are stored as f32, so
+// the chain is unchanged), then the residual is added once. The blocking (row
+// range, token count, threads) therefore never changes a bit.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "kernels.hpp"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace llama::graph {
+namespace {
+
+constexpr int64_t kPanelRows = kMatmulPanelRows;  // rows of W per packed panel
+constexpr int64_t kVectors = kPanelRows / 16;     // AVX-512 vectors of them
+static_assert(kPanelRows % 16 == 0);
+constexpr int64_t kTileTokens = 8;  // tokens per micro-tile: 3 x 8 = 24 accumulators
+constexpr int64_t kDepth = 384;     // columns per block: a 72 KiB panel, on the stack
+
+// The operands of one micro-tile: tokens [0, NR) of x/y/residual (already
+// offset to the tile's first token, row and column), `rows` <= kPanelRows valid.
+struct Tile {
+  const float* panel;  // f32 [depth, kPanelRows], packed; rows >= `rows` are zero
+  int64_t depth;
+  const float* x;  // f32 [NR, ldx]
+  int64_t ldx;
+  float* y;  // f32 [NR, ldy]: partial sums in, sums (plus residual when last) out
+  int64_t ldy;
+  const float* residual;  // f32 [NR, ldr], added after the last column block, or null
+  int64_t ldr;
+  int64_t rows;
+  bool first;  // first column block: start from zero, not from y
+};
+
+// Requests the panel packed after (p, k0) -- further rows in this column block,
+// else the first rows of the next block -- so it arrives from memory while
+// this one is in use (W's short row segments defeat the hardware prefetcher).
+void prefetch_next_panel(const float* w, int64_t cols, int64_t r0, int64_t r1, int64_t p,
+                         int64_t k0) {
+  const bool same_block = p + kPanelRows < r1;
+  const int64_t np = same_block ? p + kPanelRows : r0;
+  const int64_t nk = same_block ? k0 : k0 + kDepth;
+  if (nk >= cols) return;
+  const int64_t rows = std::min(kPanelRows, r1 - np), depth = std::min(kDepth, cols - nk);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = w + (np + r) * cols + nk;
+    for (int64_t k = 0; k < depth; k += 16) __builtin_prefetch(row + k, 0, 2);
+  }
+}
+
+#if defined(__AVX512F__)
+
+// The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
+constexpr __mmask16 kAll = 0xFFFF;
+
+template <int Imm>
+inline __m512 shuffle_lanes(__m512 a, __m512 b) {
+  return _mm512_maskz_shuffle_f32x4(kAll, a, b, Imm);
+}
+
+// In place: r[i] holds row i of a 16 x 16 block, afterwards column i. Three
+// rounds: a 4 x 4 transpose inside each 128-bit lane, then the lanes.
+inline void transpose16(__m512 r[16]) {
+  const auto lo_pd = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  const auto hi_pd = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // r[i + j], lane L: rows i..i+3 of column 4L + j
+    r[i] = lo_pd(t[i], t[i + 2]);
+    r[i + 1] = hi_pd(t[i], t[i + 2]);
+    r[i + 2] = lo_pd(t[i + 1], t[i + 3]);
+    r[i + 3] = hi_pd(t[i + 1], t[i + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    t[j] = shuffle_lanes<0x88>(r[j], r[4 + j]);
+    t[4 + j] = shuffle_lanes<0xdd>(r[j], r[4 + j]);
+    t[8 + j] = shuffle_lanes<0x88>(r[8 + j], r[12 + j]);
+    t[12 + j] = shuffle_lanes<0xdd>(r[8 + j], r[12 + j]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = shuffle_lanes<0x88>(t[j], t[8 + j]);
+    r[8 + j] = shuffle_lanes<0xdd>(t[j], t[8 + j]);
+    r[4 + j] = shuffle_lanes<0x88>(t[4 + j], t[12 + j]);
+    r[12 + j] = shuffle_lanes<0xdd>(t[4 + j], t[12 + j]);
+  }
+}
+
+// f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
+void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
+                int64_t depth) {
+  for (int64_t v = 0; v < kVectors; ++v) {
+    const int64_t n = std::clamp<int64_t>(rows - 16 * v, 0, 16);
+    for (int64_t k = 0; k < depth; k += 16) {
+      const int64_t kn = std::min<int64_t>(16, depth - k);
+      const auto m = static_cast<__mmask16>((uint32_t{1} << kn) - 1u);
+      __m512 b[16];
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < 16; ++i) {
+        b[i] = i < n ? _mm512_maskz_loadu_ps(m, w + (16 * v + i) * cols + k0 + k)
+                     : _mm512_setzero_ps();
+      }
+      transpose16(b);
+      for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(panel + (k + j) * kPanelRows + 16 * v, b[j]);
+    }
+  }
+}
+
+template <int NR>
+void micro_tile(const Tile& m) {
+  __mmask16 mask[kVectors];
+  for (int64_t v = 0; v < kVectors; ++v) {
+    const int64_t n = std::clamp<int64_t>(m.rows - 16 * v, 0, 16);
+    mask[v] = static_cast<__mmask16>((uint32_t{1} << n) - 1u);
+  }
+  __m512 acc[NR][kVectors];
+#pragma GCC unroll 16
+  for (int t = 0; t < NR; ++t) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      acc[t][v] =
+          m.first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[v], m.y + t * m.ldy + 16 * v);
+    }
+  }
+  const float* x = m.x;
+  for (int64_t k = 0; k < m.depth; ++k) {
+    __m512 w[kVectors];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) w[v] = _mm512_load_ps(m.panel + k * kPanelRows + 16 * v);
+#pragma GCC unroll 16
+    for (int t = 0; t < NR; ++t) {
+      const __m512 b = _mm512_set1_ps(x[t * m.ldx + k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) acc[t][v] = _mm512_fmadd_ps(w[v], b, acc[t][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < NR; ++t) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      __m512 s = acc[t][v];
+      if (m.residual) {
+        s = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], m.residual + t * m.ldr + 16 * v), s);
+      }
+      _mm512_mask_storeu_ps(m.y + t * m.ldy + 16 * v, mask[v], s);
+    }
+  }
+}
+
+#else
+
+// f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
+void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
+                int64_t depth) {
+  for (int64_t r = 0; r < kPanelRows; ++r) {
+    for (int64_t k = 0; k < depth; ++k) {
+      panel[k * kPanelRows + r] = r < rows ? w[r * cols + k0 + k] : 0.0f;
+    }
+  }
+}
+
+// Without hardware FMA std::fma is a library call: multiply then add instead
+// (consistent with itself, not with the AVX-512 build).
+inline float madd(float a, float b, float c) {
+#if defined(FP_FAST_FMAF)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+template <int NR>
+void micro_tile(const Tile& m) {
+  float acc[NR][kPanelRows];
+  for (int t = 0; t < NR; ++t) {
+    for (int64_t r = 0; r < kPanelRows; ++r) {
+      acc[t][r] = m.first || r >= m.rows ? 0.0f : m.y[t * m.ldy + r];
+    }
+  }
+  for (int64_t k = 0; k < m.depth; ++k) {
+    const float* w = m.panel + k * kPanelRows;
+    for (int t = 0; t < NR; ++t) {
+      const float b = m.x[t * m.ldx + k];
+      for (int64_t r = 0; r < kPanelRows; ++r) acc[t][r] = madd(w[r], b, acc[t][r]);
+    }
+  }
+  for (int t = 0; t < NR; ++t) {
+    for (int64_t r = 0; r < m.rows; ++r) {
+      m.y[t * m.ldy + r] = m.residual ? m.residual[t * m.ldr + r] + acc[t][r] : acc[t][r];
+    }
+  }
+}
+
+#endif
+
+// micro_tile<n> for n = 1..kTileTokens, indexed by n - 1.
+template <size_t... I>
+constexpr auto make_tiles(std::index_sequence<I...>) {
+  return std::array<void (*)(const Tile&), sizeof...(I)>{&micro_tile<static_cast<int>(I + 1)>...};
+}
+constexpr auto kTiles = make_tiles(std::make_index_sequence<kTileTokens>{});
+
+}  // namespace
+
+void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
+                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
+  alignas(64) float panel[kDepth * kPanelRows];  // f32 [kDepth, kPanelRows]
+  for (int64_t k0 = 0; k0 < cols; k0 += kDepth) {
+    const int64_t depth = std::min(kDepth, cols - k0);
+    const bool last = k0 + depth == cols;
+    for (int64_t p = r0; p < r1; p += kPanelRows) {
+      const int64_t rows = std::min(kPanelRows, r1 - p);
+      prefetch_next_panel(w, cols, r0, r1, p, k0);
+      pack_panel(panel, w + p * cols, cols, rows, k0, depth);
+      for (int64_t t = 0; t < tokens; t += kTileTokens) {
+        const int64_t nt = std::min(kTileTokens, tokens - t);
+        const Tile m{panel,
+                     depth,
+                     x + t * ldx + k0,
+                     ldx,
+                     y + t * ldy + p,
+                     ldy,
+                     last && residual ? residual + t * ldr + p : nullptr,
+                     ldr,
+                     rows,
+                     k0 == 0};
+        kTiles[static_cast<size_t>(nt - 1)](m);
+      }
+    }
+  }
+}
+
+}  // namespace llama::graph
