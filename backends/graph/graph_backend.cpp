@@ -74,19 +74,19 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerTensors w = weights_.layer(c, l);
     if (q8_) {
-      const QuantizedLayerTensors qw = weights_.quantized_layer(c, l);
+      const QuantizedLayerTensors& qw = quantized_.layer(l);
       p.attention_in.push_back(
           compile(attention_in_graph_q8(c, w, qw, weights_.group_size, tokens)));
       p.feed_forward.push_back(
           compile(feed_forward_graph_q8(c, w, qw, weights_.group_size, tokens)));
       continue;
     }
-    const StackedLayer& s = stacked_[sz(l)];
+    const StackedLayer& s = stacked_.layer(l);
     p.attention_in.push_back(compile(attention_in_graph(c, w, s, tokens)));
     p.feed_forward.push_back(compile(feed_forward_graph(c, w, s, tokens)));
   }
-  p.classifier = compile(q8_ ? classifier_graph_q8(c, weights_, tokens)
-                             : classifier_graph(c, weights_, tokens));
+  p.classifier = compile(q8_ ? classifier_graph_q8(c, weights_, quantized_.classifier(), tokens)
+                             : classifier_graph(c, weights_, stacked_.classifier(), tokens));
   p.att_x = common_ref(p.attention_in, true, "x");
   p.q = common_ref(p.attention_in, false, "q");
   p.k = common_ref(p.attention_in, false, "k");
@@ -109,44 +109,42 @@ void GraphBackend::prepare(const Model& model) {
   decode_ = {};
   batch_ = {};
   stacked_ = {};
+  quantized_ = {};
   require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
-  // Q8_0 weights run in place (no stacked copies), in runq.c's arithmetic.
+  // Q8_0 weights run in runq.c's arithmetic.
   q8_ = model.weights.format == WeightFormat::q8_0;
   config_ = model.config;
   const Config& c = config_;
-  // Beyond run.c's run state: the stacked copies and the batch scores.
-  const int64_t stacked_floats =
-      q8_ ? 0
-          : checked_mul(
-                c.n_layers,
-                checked_add(checked_mul(c.dim + 2 * c.kv_dim(), c.dim, "wqkv"),
-                            checked_mul(2 * c.hidden_dim, c.dim, "w13"), "stacked projections"),
-                "stacked projections");
-  const int64_t scores_floats =
-      checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores");
-  require_memory(checked_add(run_state_bytes(c),
-                             checked_mul(checked_add(stacked_floats, scores_floats, "graph"),
-                                         int64_t{sizeof(float)}, "graph"),
-                             "graph"),
-                 "the run state, stacked projections and batch scores", available_memory(),
-                 model.source);
+  // Beyond run.c's run state: the weight copies and the batch scores.
   weights_ = to_per_layer(model.weights, c);
-  // The originals of the stacked matrices are not read again: drop their
-  // pages layer by layer, so originals and copies are never all resident.
-  const FileMappings mappings = FileMappings::of_this_process();
+  const int64_t copy_bytes =
+      q8_ ? QuantizedCopies::bytes(weights_, c)
+          : checked_mul(StackedWeights::floats(c), int64_t{sizeof(float)}, "weight copies");
+  const int64_t scores_bytes =
+      checked_mul(checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores"),
+                  int64_t{sizeof(float)}, "scores");
+  require_memory(
+      checked_add(run_state_bytes(c), checked_add(copy_bytes, scores_bytes, "graph"), "graph"),
+      "the run state, weight copies and batch scores", available_memory(), model.source);
+  // The originals are not read again (but for token embedding rows, which
+  // fault back in one at a time): drop their pages as each is copied, so
+  // originals and copies are never all resident.
   released_bytes_ = 0;
-  stacked_.reserve(sz(c.n_layers));
-  for (int64_t l = 0; l < c.n_layers && !q8_; ++l) {
-    stacked_.push_back(stack_layer(weights_, c, l));
-    const LayerTensors w = weights_.layer(c, l);
-    for (const auto& t : {w.wq, w.wk, w.wv, w.w1, w.w3}) released_bytes_ += mappings.release(t);
+  const FileMappings mappings = FileMappings::of_this_process();
+  const auto release = [&](std::span<const std::byte> original) {
+    released_bytes_ += mappings.release(original);
+  };
+  if (q8_) {
+    quantized_ = QuantizedCopies(weights_, c, release);
+  } else {
+    stacked_ = StackedWeights(weights_, c, release);
   }
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
   const int64_t hs = c.head_size();
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
-  key_cache_.assign(sz(c.kv_cache_floats() / 2), 0.0f);
-  val_cache_.assign(sz(c.kv_cache_floats() / 2), 0.0f);
+  key_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
+  val_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   scores_.assign(sz(kBatchTokens * c.n_heads * c.seq_len), 0.0f);
   rope_cos_.assign(sz(kBatchTokens * hs / 2), 0.0f);
   rope_sin_.assign(sz(kBatchTokens * hs / 2), 0.0f);

@@ -9,7 +9,9 @@
 
 #include "executor.hpp"
 #include "llama/backend.hpp"
+#include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
+#include "quantized_copies.hpp"
 #include "stacked_weights.hpp"
 
 namespace llama::graph {
@@ -55,19 +57,20 @@ class GraphBackend final : public InferenceBackend {
   Executor exec_;
   Config config_;
   TransformerWeights weights_;  // per-layer views into the model
-  std::vector<StackedLayer> stacked_;
-  PlanSet decode_;  // tokens = 1
-  PlanSet batch_;   // tokens = kBatchTokens
+  StackedWeights stacked_;      // f32 copies of every matrix (empty for Q8_0)
+  QuantizedCopies quantized_;   // int8 copies of every matrix (Q8_0 only)
+  PlanSet decode_;              // tokens = 1
+  PlanSet batch_;               // tokens = kBatchTokens
   bool prepared_ = false;
   bool q8_ = false;  // Q8_0 weights: runq.c's forward pass (int8 plans, f32 FMA rope/attention)
   size_t released_bytes_ = 0;  // resident bytes of the stacked originals dropped at prepare
 
-  std::vector<float> x_;          // f32 [kBatchTokens, dim] residual stream, one row per token
-  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> scores_;     // f32 [kBatchTokens, n_heads, seq_len]
-  std::vector<float> rope_cos_;   // f32 [kBatchTokens, head_size / 2]
-  std::vector<float> rope_sin_;   // f32 [kBatchTokens, head_size / 2]
+  std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
+  UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
+  UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
+  std::vector<float> scores_;            // f32 [kBatchTokens, n_heads, seq_len]
+  std::vector<float> rope_cos_;          // f32 [kBatchTokens, head_size / 2]
+  std::vector<float> rope_sin_;          // f32 [kBatchTokens, head_size / 2]
 };
 
 }  // namespace llama::graph

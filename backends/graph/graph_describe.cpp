@@ -22,14 +22,12 @@ std::string GraphBackend::describe() const {
   s << "graph backend: " << exec_.threads() << " thread(s) in one oneTBB task_arena\n";
   if (!prepared_) return s.str() + "  not prepared\n";
   const Config& c = config_;
-  size_t stacked_bytes = 0;
-  for (const StackedLayer& l : stacked_) {
-    stacked_bytes += (l.wqkv.size() + l.w13.size()) * sizeof(float);
-  }
   if (q8_) {
     s << "  model: " << c.to_string() << "\n"
       << "  weights: Q8_0 in groups of " << weights_.group_size
-      << ", int8 matrices read in place from the mapping (not stacked)\n"
+      << ", int8 matrices and scales copied into huge pages (" << std::fixed << std::setprecision(1)
+      << mib(quantized_.bytes()) << " MiB, not stacked); " << mib(released_bytes_)
+      << " MiB of the originals' pages dropped from the mapping\n"
       << "  matvec_q8: activations quantized per group (runq.c), int32 sums per group ("
       << to_string(decode_.classifier.instructions.back().q8_kernel)
       << " kernel), rows split across threads; RMSNorm, rope and attention in runq.c's f32 "
@@ -37,10 +35,10 @@ std::string GraphBackend::describe() const {
   } else {
     s << "  model: " << c.to_string() << "\n"
       << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x"
-      << c.dim << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "] (owned copies, "
-      << std::fixed << std::setprecision(1) << mib(stacked_bytes)
-      << " MiB); wo, w2, norms, wcls read in place; " << mib(released_bytes_)
-      << " MiB of the originals' pages dropped from the mapping\n"
+      << c.dim << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim
+      << "]; these, wo, w2 and wcls copied into one block of huge pages (" << std::fixed
+      << std::setprecision(1) << mib(stacked_.bytes()) << " MiB); norms read in place; "
+      << mib(released_bytes_) << " MiB of the originals' pages dropped from the mapping\n"
       << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 "
          "tokens in batches), rows split across threads; RMSNorm and attention dots in double "
          "too\n";

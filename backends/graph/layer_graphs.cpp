@@ -22,22 +22,23 @@ Graph feed_forward_graph(const Config& c, const LayerTensors& w, const StackedLa
   Graph g(tokens);
   const ValueId x = g.input("x", dim);
   const ValueId att = g.input("att", dim);
-  const ValueId x1 = g.add(x, g.matvec(g.weight("wo", w.wo, dim, dim), att));
+  const ValueId x1 = g.add(x, g.matvec(g.weight("wo", s.wo, dim, dim), att));
   const ValueId xn = g.rmsnorm(x1, g.weight_vector("rms_ffn", w.rms_ffn));
   const ValueId h = g.matvec(g.weight("w13", s.w13, 2 * hidden, dim), xn);
   const ValueId gate = g.slice(h, 0, hidden);
   const ValueId up = g.slice(h, hidden, hidden);
   const ValueId gated = g.swiglu(gate, up);
-  const ValueId x2 = g.add(x1, g.matvec(g.weight("w2", w.w2, dim, hidden), gated));
+  const ValueId x2 = g.add(x1, g.matvec(g.weight("w2", s.w2, dim, hidden), gated));
   g.output("x", x2);
   return g;
 }
 
-Graph classifier_graph(const Config& c, const TransformerWeights& w, int64_t tokens) {
+Graph classifier_graph(const Config& c, const TransformerWeights& w, std::span<const float> wcls,
+                       int64_t tokens) {
   Graph g(tokens);
   const ValueId x = g.input("x", c.dim);
   const ValueId xn = g.rmsnorm(x, g.weight_vector("rms_final", w.rms_final));
-  g.output("logits", g.matvec(g.weight("wcls", w.wcls, c.vocab_size, c.dim), xn));
+  g.output("logits", g.matvec(g.weight("wcls", wcls, c.vocab_size, c.dim), xn));
   return g;
 }
 

@@ -17,7 +17,9 @@ Graph attention_in_graph(const Config& c, const LayerTensors& w, const StackedLa
                          int64_t tokens);
 Graph feed_forward_graph(const Config& c, const LayerTensors& w, const StackedLayer& s,
                          int64_t tokens);
-Graph classifier_graph(const Config& c, const TransformerWeights& w, int64_t tokens);
+// `w` supplies rms_final, `wcls` the classifier (the backend's copy).
+Graph classifier_graph(const Config& c, const TransformerWeights& w, std::span<const float> wcls,
+                       int64_t tokens);
 
 // The same for Q8_0 weights (layer_graphs_q8.cpp): runq.c's steps, int8 products
 // on quantized activations; `norms` supplies the f32 RMSNorm gains.
@@ -25,6 +27,7 @@ Graph attention_in_graph_q8(const Config& c, const LayerTensors& norms,
                             const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens);
 Graph feed_forward_graph_q8(const Config& c, const LayerTensors& norms,
                             const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens);
-Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, int64_t tokens);
+Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, const QuantizedTensor& wcls,
+                          int64_t tokens);
 
 }  // namespace llama::graph

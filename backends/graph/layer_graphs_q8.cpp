@@ -1,8 +1,8 @@
 // The three graphs of a Q8_0 forward pass, runq.c's steps in its order: every
 // product quantizes its f32 input per group first (one quantize shared by the
 // products that read the same vector, as runq.c quantizes xb once for q, k, v),
-// and RMSNorm sums squares in f32 FMAs. The int8 weights are read in place
-// from the mapping (not stacked).
+// and RMSNorm sums squares in f32 FMAs. The int8 weights are the backend's
+// copies (quantized_copies.hpp), not stacked.
 #include "layer_graphs.hpp"
 
 namespace llama::graph {
@@ -37,11 +37,12 @@ Graph feed_forward_graph_q8(const Config& c, const LayerTensors& norms,
   return g;
 }
 
-Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, int64_t tokens) {
+Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, const QuantizedTensor& wcls,
+                          int64_t tokens) {
   Graph g(tokens);
   const ValueId x = g.input("x", c.dim);
   const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms_final", w.rms_final));
-  g.output("logits", g.matvec_q8(g.weight_q8("wcls", w.q_wcls, c.vocab_size, c.dim),
+  g.output("logits", g.matvec_q8(g.weight_q8("wcls", wcls, c.vocab_size, c.dim),
                                  g.quantize(xn, w.group_size)));
   return g;
 }

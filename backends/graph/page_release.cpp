@@ -43,7 +43,7 @@ bool FileMappings::read_only_file(const void* p, size_t bytes) const {
   return false;
 }
 
-size_t FileMappings::release(std::span<const float> range) const {
+size_t FileMappings::release(std::span<const std::byte> range) const {
   const size_t bytes = range.size_bytes();
   if (bytes == 0 || !read_only_file(range.data(), bytes)) return 0;
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));

@@ -24,7 +24,7 @@ class FileMappings {
 
   // Drops the whole pages inside `range` if it is a read-only file mapping;
   // returns the bytes released.
-  size_t release(std::span<const float> range) const;
+  size_t release(std::span<const std::byte> range) const;
 
  private:
   struct Range {
