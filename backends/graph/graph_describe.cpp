@@ -39,9 +39,9 @@ std::string GraphBackend::describe() const {
       << "]; these, wo, w2 and wcls copied into one block of huge pages (" << std::fixed
       << std::setprecision(1) << mib(stacked_.bytes()) << " MiB); norms read in place; "
       << mib(released_bytes_) << " MiB of the originals' pages dropped from the mapping\n"
-      << "  matvec: f32 weights, sums in double lanes (AVX-512), 8 rows per pass (4 rows x 4 "
-         "tokens in batches), rows split across threads; RMSNorm and attention dots in double "
-         "too\n";
+      << "  matvec: f32 weights; decode sums in double lanes (AVX-512), 8 rows per pass; "
+         "batches in f32 (packed 48-row panels, 48 rows x 8 tokens per register tile); rows "
+         "split across threads; RMSNorm and attention dots in double\n";
   }
   s << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"
