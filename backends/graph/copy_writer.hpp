@@ -16,6 +16,13 @@ namespace llama::graph {
 
 using CopiedFn = std::function<void(std::span<const std::byte>)>;
 
+// Runs copy_part(0) .. copy_part(parts - 1), in any order, possibly at once.
+using PartsFn = std::function<void(int64_t parts, const std::function<void(int64_t)>& copy_part)>;
+
+inline void run_parts_in_order(int64_t parts, const std::function<void(int64_t)>& copy_part) {
+  for (int64_t p = 0; p < parts; ++p) copy_part(p);
+}
+
 template <typename T>
 class CopyWriter {
   // Pieces end on 4 MiB boundaries of the source: peak RSS stays at the copies
@@ -24,12 +31,6 @@ class CopyWriter {
 
  public:
   CopyWriter(std::span<T> dst, const CopiedFn& copied) : dst_(dst), copied_(copied) {}
-
-  size_t used() const { return used_; }
-  // What was appended since used() returned `start`.
-  std::span<const T> since(size_t start) const {
-    return std::span<const T>(dst_).subspan(start, used_ - start);
-  }
 
   // Throws Error naming `name` when `src` is not `expected` elements long.
   void append(std::span<const T> src, int64_t expected, const char* name) {

@@ -3,6 +3,7 @@
 #include "graph_backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -129,16 +130,22 @@ void GraphBackend::prepare(const Model& model) {
   // The originals are not read again (but for token embedding rows, which
   // fault back in one at a time): drop their pages as each is copied, so
   // originals and copies are never all resident.
-  released_bytes_ = 0;
+  // Copied on every thread of the arena: the kernel clears each fresh huge
+  // page on first touch, and that runs on both cores this way.
+  std::atomic<size_t> released{0};
   const FileMappings mappings = FileMappings::of_this_process();
   const auto release = [&](std::span<const std::byte> original) {
-    released_bytes_ += mappings.release(original);
+    released += mappings.release(original);
+  };
+  const auto run_parts = [&](int64_t parts, const std::function<void(int64_t)>& copy_part) {
+    exec_.for_each(parts, true, copy_part);
   };
   if (q8_) {
-    quantized_ = QuantizedCopies(weights_, c, release);
+    quantized_ = QuantizedCopies(weights_, c, release, run_parts);
   } else {
-    stacked_ = StackedWeights(weights_, c, release);
+    stacked_ = StackedWeights(weights_, c, release, run_parts);
   }
+  released_bytes_ = released;
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
   const int64_t hs = c.head_size();

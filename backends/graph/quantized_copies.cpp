@@ -28,29 +28,58 @@ int64_t QuantizedCopies::bytes(const TransformerWeights& w, const Config& c) {
 }
 
 QuantizedCopies::QuantizedCopies(const TransformerWeights& w, const Config& c,
-                                 const CopiedFn& copied) {
-  size_t values = 0, scales = 0;
-  for_each_matrix(w, c, [&](const QuantizedTensor& m) {
-    values += m.values.size();
-    scales += m.scales.size();
-  });
-  values_ = HugePageArray<int8_t>(values);
-  scales_ = HugePageArray<float>(scales);
-  CopyWriter<int8_t> value_out(values_.span(), copied);
-  CopyWriter<float> scale_out(scales_.span(), copied);
-  const auto copy = [&](const QuantizedTensor& m, const char* name) {
-    const size_t v = value_out.used(), s = scale_out.used();
-    value_out.append(m.values, static_cast<int64_t>(m.values.size()), name);
-    scale_out.append(m.scales, static_cast<int64_t>(m.scales.size()), name);
-    return QuantizedTensor{value_out.since(v), scale_out.since(s), m.group_size};
+                                 const CopiedFn& copied, const PartsFn& run_parts) {
+  // Part 0 is the classifier, part 1 + l layer l; the layout follows the parts.
+  const auto n = static_cast<size_t>(c.n_layers);
+  const auto part_matrices = [&](size_t part) {
+    std::vector<QuantizedTensor> m;
+    if (part == 0) {
+      m.push_back(w.q_wcls);
+    } else {
+      const QuantizedLayerTensors t = w.quantized_layer(c, static_cast<int64_t>(part - 1));
+      m = {t.wq, t.wk, t.wv, t.wo, t.w1, t.w2, t.w3};
+    }
+    return m;
   };
-  layers_.reserve(static_cast<size_t>(c.n_layers));
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const QuantizedLayerTensors t = w.quantized_layer(c, l);
-    layers_.push_back({copy(t.wq, "wq"), copy(t.wk, "wk"), copy(t.wv, "wv"), copy(t.wo, "wo"),
-                       copy(t.w1, "w1"), copy(t.w2, "w2"), copy(t.w3, "w3")});
+  std::vector<size_t> value_at(n + 2, 0), scale_at(n + 2, 0);  // offsets of each part, then the end
+  for (size_t part = 0; part <= n; ++part) {
+    value_at[part + 1] = value_at[part];
+    scale_at[part + 1] = scale_at[part];
+    for (const QuantizedTensor& m : part_matrices(part)) {
+      value_at[part + 1] += m.values.size();
+      scale_at[part + 1] += m.scales.size();
+    }
   }
-  classifier_ = copy(w.q_wcls, "wcls");
+  values_ = HugePageArray<int8_t>(value_at[n + 1]);
+  scales_ = HugePageArray<float>(scale_at[n + 1]);
+  // Where each matrix's copy goes, before anything is copied.
+  std::vector<std::vector<QuantizedTensor>> copies(n + 1);
+  for (size_t part = 0; part <= n; ++part) {
+    size_t v = value_at[part], s = scale_at[part];
+    for (const QuantizedTensor& m : part_matrices(part)) {
+      copies[part].push_back({values_.span().subspan(v, m.values.size()),
+                              scales_.span().subspan(s, m.scales.size()), m.group_size});
+      v += m.values.size();
+      s += m.scales.size();
+    }
+  }
+  classifier_ = copies[0][0];
+  layers_.resize(n);
+  for (size_t l = 0; l < n; ++l) {
+    const std::vector<QuantizedTensor>& m = copies[l + 1];
+    layers_[l] = {m[0], m[1], m[2], m[3], m[4], m[5], m[6]};
+  }
+  run_parts(c.n_layers + 1, [&](int64_t p) {
+    const auto part = static_cast<size_t>(p);
+    const size_t values = value_at[part + 1] - value_at[part];
+    const size_t scales = scale_at[part + 1] - scale_at[part];
+    CopyWriter<int8_t> value_out(values_.span().subspan(value_at[part], values), copied);
+    CopyWriter<float> scale_out(scales_.span().subspan(scale_at[part], scales), copied);
+    for (const QuantizedTensor& m : part_matrices(part)) {
+      value_out.append(m.values, static_cast<int64_t>(m.values.size()), "int8 values");
+      scale_out.append(m.scales, static_cast<int64_t>(m.scales.size()), "int8 scales");
+    }
+  });
 }
 
 }  // namespace llama::graph

@@ -18,8 +18,11 @@ class QuantizedCopies {
  public:
   QuantizedCopies() = default;
   // Copies every layer's matrices and the classifier of a Q8_0 `weights`;
-  // `copied` gets each piece of an original once it is copied.
-  QuantizedCopies(const TransformerWeights& weights, const Config& config, const CopiedFn& copied);
+  // `copied` gets each piece of an original once it is copied. `run_parts`
+  // runs the parts (the classifier, then one per layer), possibly at once on
+  // several threads; `copied` must then be thread-safe.
+  QuantizedCopies(const TransformerWeights& weights, const Config& config, const CopiedFn& copied,
+                  const PartsFn& run_parts = run_parts_in_order);
 
   // Bytes the copies of `weights` take (overflow-checked).
   static int64_t bytes(const TransformerWeights& weights, const Config& config);

@@ -29,35 +29,39 @@ int64_t StackedWeights::floats(const Config& c) {
 }
 
 StackedWeights::StackedWeights(const TransformerWeights& weights, const Config& c,
-                               const CopiedFn& copied)
+                               const CopiedFn& copied, const PartsFn& run_parts)
     : storage_(static_cast<size_t>(floats(c))) {
   const Shapes s = shapes(c);
   const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-  CopyWriter<float> out(storage_.span(), copied);
-  layers_.reserve(static_cast<size_t>(c.n_layers));
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors t = weights.layer(c, l);
-    StackedLayer copy;
-    size_t start = out.used();
+  const auto n = static_cast<size_t>(c.n_layers);
+  const auto at = [](int64_t v) { return static_cast<size_t>(v); };
+  const size_t layer_floats = at(s.wqkv + s.w13 + s.wo + s.w2);  // fits: floats(c) checked it
+  const std::span<float> all = storage_.span();
+  layers_.resize(n);
+  for (size_t l = 0; l < n; ++l) {
+    const std::span<const float> layer = all.subspan(l * layer_floats, layer_floats);
+    layers_[l] = {layer.subspan(0, at(s.wqkv)), layer.subspan(at(s.wqkv), at(s.w13)),
+                  layer.subspan(at(s.wqkv + s.w13), at(s.wo)),
+                  layer.subspan(at(s.wqkv + s.w13 + s.wo), at(s.w2))};
+  }
+  classifier_ = all.subspan(n * layer_floats, at(s.wcls));
+  // Part 0 is the classifier, part 1 + l layer l, each filled in layout order.
+  run_parts(c.n_layers + 1, [&](int64_t part) {
+    if (part == 0) {
+      CopyWriter<float> out(all.subspan(n * layer_floats, at(s.wcls)), copied);
+      out.append(weights.wcls, s.wcls, "wcls");
+      return;
+    }
+    const LayerTensors t = weights.layer(c, part - 1);
+    CopyWriter<float> out(all.subspan(at(part - 1) * layer_floats, layer_floats), copied);
     out.append(t.wq, dim * dim, "wq");
     out.append(t.wk, kv * dim, "wk");
     out.append(t.wv, kv * dim, "wv");
-    copy.wqkv = out.since(start);
-    start = out.used();
     out.append(t.w1, hidden * dim, "w1");
     out.append(t.w3, hidden * dim, "w3");
-    copy.w13 = out.since(start);
-    start = out.used();
     out.append(t.wo, s.wo, "wo");
-    copy.wo = out.since(start);
-    start = out.used();
     out.append(t.w2, s.w2, "w2");
-    copy.w2 = out.since(start);
-    layers_.push_back(copy);
-  }
-  const size_t start = out.used();
-  out.append(weights.wcls, s.wcls, "wcls");
-  classifier_ = out.since(start);
+  });
 }
 
 }  // namespace llama::graph

@@ -26,10 +26,13 @@ class StackedWeights {
  public:
   StackedWeights() = default;
   // Copies every layer of `weights` (any layout, f32) and the classifier.
-  // `copied` is called with each original right after it has been copied, so
-  // the caller can drop its pages before the next is read. Throws Error on a
-  // tensor whose size does not match `config`.
-  StackedWeights(const TransformerWeights& weights, const Config& config, const CopiedFn& copied);
+  // `copied` is called with each piece of an original right after it has been
+  // copied, so the caller can drop its pages before the next is read.
+  // `run_parts` runs the copy's parts (the classifier, then one per layer),
+  // possibly at once on several threads; `copied` must then be thread-safe.
+  // Throws Error on a tensor whose size does not match `config`.
+  StackedWeights(const TransformerWeights& weights, const Config& config, const CopiedFn& copied,
+                 const PartsFn& run_parts = run_parts_in_order);
 
   // Floats the copies of a model of this shape take (overflow-checked).
   static int64_t floats(const Config& config);
