@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "graph/huge_page_buffer.hpp"
@@ -141,4 +143,38 @@ TEST_CASE("QuantizedCopies: every int8 matrix and its scales equal the originals
   CHECK(log.bytes == copies.bytes());
   CHECK(log.disjoint());
   CHECK_FALSE(log.straddles);
+}
+
+TEST_CASE("StackedWeights: parts run in any order, on several threads, give the same copy",
+          "[graph][copies]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
+  const Config& c = ck.config();
+  const TransformerWeights w = to_per_layer(ck.model().weights, c);
+  const StackedWeights in_order(w, c, [](std::span<const std::byte>) {});
+  std::mutex mutex;
+  PieceLog log;
+  const CopiedFn logged = log.callback();
+  const auto locked = [&](std::span<const std::byte> piece) {
+    const std::lock_guard<std::mutex> hold(mutex);
+    logged(piece);
+  };
+  int64_t parts_run = 0;
+  const StackedWeights threaded(w, c, locked,
+                                [&](int64_t parts, const std::function<void(int64_t)>& copy_part) {
+                                  std::vector<std::thread> threads;
+                                  for (int64_t p = parts - 1; p >= 0; --p)
+                                    threads.emplace_back(copy_part, p);
+                                  for (std::thread& t : threads) t.join();
+                                  parts_run = parts;
+                                });
+  CHECK(parts_run == c.n_layers + 1);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    CHECK(equal(threaded.layer(l).wqkv, in_order.layer(l).wqkv));
+    CHECK(equal(threaded.layer(l).w13, in_order.layer(l).w13));
+    CHECK(equal(threaded.layer(l).wo, in_order.layer(l).wo));
+    CHECK(equal(threaded.layer(l).w2, in_order.layer(l).w2));
+  }
+  CHECK(equal(threaded.classifier(), in_order.classifier()));
+  CHECK(log.bytes == threaded.bytes());
+  CHECK(log.disjoint());
 }
