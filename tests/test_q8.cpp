@@ -1,8 +1,11 @@
 // Q8_0: runq.c's quantization, the int8 kernels (portable against AVX-512
 // VNNI), Q8_0 weight layouts, and parity-q8.json on every int8 backend.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "llama/checkpoint.hpp"
@@ -66,6 +69,73 @@ TEST_CASE("activations are quantized as runq.c does", "[q8]") {
   Q8Vector bad;
   CHECK_THROWS_WITH(bad.resize(10, 4), Contains("group size"));
   CHECK_THROWS_AS(bad.resize(8, 0), Error);
+}
+
+TEST_CASE("activation quantization matches runq.c's loop on awkward values", "[q8]") {
+  // quantize_activations runs 16 values at a time where the build targets
+  // AVX-512: compare it with runq.c's loop written out, on ties, values next
+  // to ties, zero groups, a scale that underflows to 0, infinities and NaNs.
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> pick(0, 9);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const int64_t gs : {1, 3, 16, 17, 64, 100}) {
+    INFO("group size " << gs);
+    for (int round = 0; round < 20; ++round) {
+      const int64_t groups = 4;
+      std::vector<float> x(static_cast<size_t>(gs * groups));
+      for (int64_t g = 0; g < groups; ++g) {
+        const int kind = pick(rng);
+        for (int64_t i = 0; i < gs; ++i) {
+          float& v = x[size_t(g * gs + i)];
+          const float k = std::round(normal(rng) * 40.0f);
+          switch (kind) {
+            case 0:
+              v = (i == 0 ? 127.0f : k + 0.5f);
+              break;  // scale 1: exact ties
+            case 1:
+              v = (i == 0 ? -127.0f : std::nextafter(k + 0.5f, 0.0f));
+              break;
+            case 2:
+              v = 0.0f;
+              break;
+            case 3:
+              v = (i == 0 ? 1e-44f : normal(rng) * 1e-45f);
+              break;  // scale 0
+            case 4:
+              v = (i == 1 % gs ? inf : normal(rng));
+              break;
+            case 5:
+              v = (i == 2 % gs ? nan : normal(rng));
+              break;
+            case 6:
+              v = (i == 0 ? -inf : normal(rng) * 1e30f);
+              break;
+            default:
+              v = normal(rng) * float(kind);
+              break;
+          }
+        }
+      }
+      std::vector<int8_t> want(x.size());
+      std::vector<float> want_scales(static_cast<size_t>(groups));
+      for (int64_t g = 0; g < groups; ++g) {
+        float wmax = 0.0f;
+        for (int64_t i = 0; i < gs; ++i) wmax = std::max(wmax, std::fabs(x[size_t(g * gs + i)]));
+        const float scale = wmax / 127.0f;
+        want_scales[size_t(g)] = scale;
+        for (int64_t i = 0; i < gs; ++i) {
+          const float r = std::round(x[size_t(g * gs + i)] / scale);
+          want[size_t(g * gs + i)] = r != r ? 0 : int8_t(std::clamp(r, -127.0f, 127.0f));
+        }
+      }
+      const Q8Vector q = quantized(x, gs);
+      CHECK(q.values == want);
+      CHECK(std::equal(q.scales.begin(), q.scales.end(), want_scales.begin(),
+                       [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
+    }
+  }
 }
 
 TEST_CASE("weights are quantized as export.py does", "[q8]") {
@@ -133,6 +203,97 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
       q8_matvec_rows(part, wt, xq, 10, 15, Q8Kernel::avx512_vnni);
       CHECK(std::equal(part.begin(), part.end(), want.begin() + 10));
     }
+  }
+}
+
+TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8]") {
+  // The batch kernel packs 16 vectors per register, runs tiles of 4 rows x 3
+  // blocks of 16 and passes over 64 rows at a time: counts around each edge,
+  // group sizes that are and are not multiples of 64 (and below 4 bytes or
+  // not a multiple of 4, which go vector by vector), odd row ranges.
+  const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
+  if (!vnni) WARN("this CPU has no AVX-512 VNNI: only the portable kernel is checked");
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 70, stride = rows + 3;  // out rows are padded: padding stays untouched
+  struct Shape {
+    int64_t gs, groups;
+  };
+  for (const Shape shape : {Shape{64, 5}, Shape{128, 2}, Shape{32, 7}, Shape{100, 3}, Shape{4, 9},
+                            Shape{12, 5}, Shape{3, 6}, Shape{1, 8}}) {
+    const int64_t gs = shape.gs, cols = gs * shape.groups;
+    std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+    for (auto& b : w) b = static_cast<int8_t>(byte(rng));  // -128 included
+    std::vector<float> ws(static_cast<size_t>(rows * shape.groups));
+    for (auto& s : ws) s = std::abs(normal(rng)) * 0.01f;
+    const QuantizedTensor wt{w, ws, gs};
+    for (const int64_t n : {1, 3, 4, 5, 16, 17, 33, 48, 49, 50}) {
+      std::vector<Q8Vector> batch;
+      std::vector<int8_t> values;  // the same batch back to back, i8 [n, cols]
+      std::vector<float> scales;   // f32 [n, groups]
+      for (int64_t t = 0; t < n; ++t) {
+        std::vector<float> x(static_cast<size_t>(cols));
+        for (auto& v : x) v = normal(rng) * float(t % 5 + 1);
+        if (t % 7 == 3) std::fill(x.begin(), x.begin() + gs, 0.0f);  // an all-zero group
+        batch.push_back(quantized(x, gs));
+        values.insert(values.end(), batch.back().values.begin(), batch.back().values.end());
+        scales.insert(scales.end(), batch.back().scales.begin(), batch.back().scales.end());
+      }
+      const Q8BatchView view{values, scales, cols, gs};
+      for (const auto& [r0, r1] :
+           {std::pair<int64_t, int64_t>{0, rows}, {3, 40}, {7, 8}, {5, 69}}) {
+        INFO("group size " << gs << ", cols " << cols << ", vectors " << n << ", rows [" << r0
+                           << ", " << r1 << ")");
+        const auto size = static_cast<size_t>(n * stride);
+        std::vector<float> want(size, -1.0f);
+        q8_matmat_rows(want, stride, wt, batch, r0, r1, Q8Kernel::portable);
+        // Each (row, vector) is the matrix-vector product's, and nothing else is written.
+        bool matches_matvec = true, others_untouched = true;
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> one(static_cast<size_t>(r1 - r0));
+          q8_matvec_rows(one, wt, batch[size_t(t)], r0, r1, Q8Kernel::portable);
+          for (int64_t r = 0; r < stride; ++r) {
+            const float got = want[size_t(t * stride + r)];
+            if (r >= r0 && r < r1) {
+              matches_matvec = matches_matvec && got == one[size_t(r - r0)];
+            } else {
+              others_untouched = others_untouched && got == -1.0f;
+            }
+          }
+        }
+        CHECK(matches_matvec);
+        CHECK(others_untouched);
+        std::vector<float> got(size, -1.0f);
+        q8_matmat_rows(got, stride, wt, view, r0, r1, Q8Kernel::portable);
+        CHECK(got == want);
+        if (vnni) {
+          std::fill(got.begin(), got.end(), -1.0f);
+          q8_matmat_rows(got, stride, wt, batch, r0, r1, Q8Kernel::avx512_vnni);
+          CHECK(got == want);
+          std::fill(got.begin(), got.end(), -1.0f);
+          q8_matmat_rows(got, stride, wt, view, r0, r1, Q8Kernel::avx512_vnni);
+          CHECK(got == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a back-to-back Q8_0 batch must be whole vectors", "[q8]") {
+  const std::vector<int8_t> w(8, 1), values(12, 1);
+  const std::vector<float> ws(2, 1.0f), scales(3, 1.0f);
+  const QuantizedTensor wt{w, ws, 4};
+  std::vector<float> out(6);
+  CHECK_NOTHROW(
+      q8_matmat_rows(out, 2, wt, Q8BatchView{values, scales, 4, 4}, 0, 2, Q8Kernel::portable));
+  CHECK(out == std::vector<float>(6, 4.0f));
+  for (const Q8BatchView bad :
+       {Q8BatchView{values, scales, 4, 3}, Q8BatchView{values, scales, 5, 5},
+        Q8BatchView{values, std::span(scales).first(2), 4, 4}, Q8BatchView{values, scales, 0, 4},
+        Q8BatchView{values, scales, 4, 0}}) {
+    CHECK_THROWS_WITH(q8_matmat_rows(out, 2, wt, bad, 0, 2, Q8Kernel::portable),
+                      Contains("Q8_0 batch") && Contains("groups of"));
   }
 }
 

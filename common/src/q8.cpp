@@ -1,6 +1,10 @@
-// Q8_0 kernels: quantization as runq.c and export.py do it, and the int8
-// matrix-vector product in a portable and an AVX-512 VNNI version.
+// Q8_0 kernels: quantization as runq.c and export.py do it (activations 16
+// at a time when the build targets AVX-512), the portable int8 matrix-vector
+// and batch products, and the choice between them and the AVX-512 VNNI ones
+// (q8_vnni.cpp, q8_vnni_batch.cpp).
 #include "llama/q8.hpp"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +22,46 @@ int8_t to_int8(float r) {
   // Never -128: the VNNI kernel negates activation values.
   return static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
 }
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#define LLAMA_Q8_QUANTIZE_AVX512 1
+// One group of quantize_activations, 16 values at a time when the build
+// targets AVX-512 (std::round is a library call per value): lane by lane the
+// same operations, so the same bits. Returns the group's scale.
+float quantize_group_avx512(const float* x, int64_t gs, int8_t* values) {
+  constexpr __mmask16 all = 0xffff;
+  auto mask = [gs](int64_t i) {
+    return gs - i >= 16 ? all : static_cast<__mmask16>((1u << (gs - i)) - 1);
+  };
+  // vmaxps returns its second operand when either is NaN: std::max(wmax, NaN).
+  __m512 lanes_max = _mm512_setzero_ps();
+  for (int64_t i = 0; i < gs; i += 16) {
+    lanes_max =
+        _mm512_maskz_max_ps(all, _mm512_abs_ps(_mm512_maskz_loadu_ps(mask(i), x + i)), lanes_max);
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, lanes_max);
+  const float scale = *std::max_element(lanes, lanes + 16) / 127.0f;
+  const __m512 vscale = _mm512_set1_ps(scale), half = _mm512_set1_ps(0.5f);
+  const __m512 one = _mm512_set1_ps(1.0f), lo = _mm512_set1_ps(-127.0f),
+               hi = _mm512_set1_ps(127.0f), zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < gs; i += 16) {
+    const __mmask16 m = mask(i);
+    const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vscale);
+    // std::round (half away from zero): truncate, then step away from zero
+    // when the exact remainder is at least 1/2 (q - trunc(q) is exact).
+    const __m512 t = _mm512_maskz_roundscale_ps(all, q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask16 away = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(q, t)), half, _CMP_GE_OQ);
+    __m512 r = _mm512_mask_add_ps(t, away & _mm512_cmp_ps_mask(q, zero, _CMP_GT_OQ), t, one);
+    r = _mm512_mask_sub_ps(r, away & _mm512_cmp_ps_mask(q, zero, _CMP_LT_OQ), r, one);
+    // to_int8: NaN gives 0, the rest is clamped to [-127, 127].
+    const __mmask16 number = _mm512_cmp_ps_mask(r, r, _CMP_ORD_Q);
+    r = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, r, lo), hi);
+    _mm512_mask_cvtepi32_storeu_epi8(values + i, m, _mm512_maskz_cvttps_epi32(number, r));
+  }
+  return scale;
+}
+#endif
 
 int32_t dot_group_portable(const int8_t* w, const int8_t* x, int64_t n) {
   int32_t acc = 0;
@@ -56,13 +100,14 @@ void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, con
 }
 
 void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
-                             std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end) {
-  const auto cols = static_cast<int64_t>(x[0].values.size());
-  const int64_t groups = cols / x[0].group_size;
+                             const Q8Batch& x, int64_t row_begin, int64_t row_end) {
+  const int64_t groups = x.cols / x.group_size;
   for (int64_t r = row_begin; r < row_end; ++r) {
-    for (size_t t = 0; t < x.size(); ++t) {
-      out[t * static_cast<size_t>(out_stride) + static_cast<size_t>(r)] =
-          row_dot_portable(w.values.data() + r * cols, w.scales.data() + r * groups, x[t]);
+    for (int64_t t = 0; t < x.n; ++t) {
+      const Q8View xt({x.values_of(t), static_cast<size_t>(x.cols)},
+                      {x.scales_of(t), static_cast<size_t>(groups)}, x.group_size);
+      out[static_cast<size_t>(t * out_stride + r)] =
+          row_dot_portable(w.values.data() + r * x.cols, w.scales.data() + r * groups, xt);
     }
   }
 }
@@ -105,11 +150,15 @@ void quantize_activations(std::span<const float> x, std::span<int8_t> values,
   const size_t gs = static_cast<size_t>(group_size);
   for (size_t g = 0; g < scales.size(); ++g) {
     const float* xg = x.data() + g * gs;
+#if LLAMA_Q8_QUANTIZE_AVX512
+    scales[g] = quantize_group_avx512(xg, group_size, values.data() + g * gs);
+#else
     float wmax = 0.0f;
     for (size_t i = 0; i < gs; ++i) wmax = std::max(wmax, std::fabs(xg[i]));
     const float scale = wmax / 127.0f;
     scales[g] = scale;
     for (size_t i = 0; i < gs; ++i) values[g * gs + i] = to_int8(std::round(xg[i] / scale));
+#endif
   }
 }
 
@@ -127,15 +176,48 @@ void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8View
   }
 }
 
-void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
-                    std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end,
-                    Q8Kernel kernel) {
-  if (x.empty()) return;
+namespace {
+
+void matmat(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+            const detail::Q8Batch& x, int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  if (x.n == 0) return;
   if (kernel == Q8Kernel::avx512_vnni) {
     detail::q8_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
   } else {
     detail::q8_matmat_rows_portable(out, out_stride, w, x, row_begin, row_end);
   }
+}
+
+}  // namespace
+
+void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                    std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end,
+                    Q8Kernel kernel) {
+  if (x.empty()) return;
+  detail::Q8Batch batch;
+  batch.vectors = x.data();
+  batch.n = static_cast<int64_t>(x.size());
+  batch.cols = static_cast<int64_t>(x[0].values.size());
+  batch.group_size = x[0].group_size;
+  matmat(out, out_stride, w, batch, row_begin, row_end, kernel);
+}
+
+void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                    const Q8BatchView& x, int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  const auto n_values = static_cast<int64_t>(x.values.size());
+  if (x.cols <= 0 || x.group_size <= 0 || x.cols % x.group_size != 0 || n_values % x.cols != 0 ||
+      static_cast<int64_t>(x.scales.size()) != n_values / x.cols * (x.cols / x.group_size)) {
+    throw Error("Q8_0 batch of " + std::to_string(x.values.size()) + " values and " +
+                std::to_string(x.scales.size()) + " scales is not whole vectors of " +
+                std::to_string(x.cols) + " values in groups of " + std::to_string(x.group_size));
+  }
+  detail::Q8Batch batch;
+  batch.values = x.values.data();
+  batch.scales = x.scales.data();
+  batch.n = n_values / x.cols;
+  batch.cols = x.cols;
+  batch.group_size = x.group_size;
+  matmat(out, out_stride, w, batch, row_begin, row_end, kernel);
 }
 
 void dequantize(const QuantizedTensor& t, std::span<float> out) {

@@ -1,4 +1,5 @@
-// Private to the core: the Q8_0 matrix-vector kernels behind q8_matvec_rows.
+// Private to the core: the Q8_0 kernels behind q8_matvec_rows and
+// q8_matmat_rows.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,27 @@ void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, con
 void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                          int64_t row_begin, int64_t row_end);
 
-// q8_matmat_rows' two versions.
+// A batch of quantized vectors however the caller holds it: a span of
+// Q8Vector (`vectors`), or back to back (`values`, `scales`).
+struct Q8Batch {
+  const Q8Vector* vectors = nullptr;
+  const int8_t* values = nullptr;  // i8 [n, cols] when vectors is null
+  const float* scales = nullptr;   // f32 [n, cols / group_size] when vectors is null
+  int64_t n = 0, cols = 0, group_size = 0;
+
+  const int8_t* values_of(int64_t t) const {
+    return vectors != nullptr ? vectors[t].values.data() : values + t * cols;
+  }
+  const float* scales_of(int64_t t) const {
+    return vectors != nullptr ? vectors[t].scales.data() : scales + t * (cols / group_size);
+  }
+};
+
+// q8_matmat_rows' two versions: out[t * out_stride + r] for rows [row_begin,
+// row_end) and every vector t of a non-empty batch.
 void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
-                             std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end);
+                             const Q8Batch& x, int64_t row_begin, int64_t row_end);
 void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
-                         std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end);
+                         const Q8Batch& x, int64_t row_begin, int64_t row_end);
 
 }  // namespace llama::detail

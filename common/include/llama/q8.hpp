@@ -60,12 +60,29 @@ void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8Vect
 void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                     int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 
+// A batch of quantized vectors held back to back elsewhere (a backend's arena,
+// say): vector t's values are values[t * cols, (t + 1) * cols) and its scales
+// scales[t * groups, (t + 1) * groups), groups = cols / group_size.
+struct Q8BatchView {
+  std::span<const int8_t> values;  // i8 [n, cols]
+  std::span<const float> scales;   // f32 [n, cols / group_size]
+  int64_t cols = 0;
+  int64_t group_size = 0;
+};
+
 // The same for a batch of vectors (a prompt): out[t * out_stride + r] for
 // rows r in [row_begin, row_end) and every vector t. Each weight row is read
 // once for the whole batch; each (row, vector) result equals q8_matvec_rows'.
+// The VNNI kernel works on blocks of 16 vectors and packs the batch for them
+// on every call: ranges of a few dozen rows or more amortize that.
 void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
                     std::span<const Q8Vector> x, int64_t row_begin, int64_t row_end,
                     Q8Kernel kernel);
+// The same for a batch held back to back. Throws Error unless group_size > 0
+// divides cols and the spans hold a whole number of vectors, as many values
+// as scales.
+void q8_matmat_rows(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                    const Q8BatchView& x, int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 
 // out[i] = values[i] * scales[i / group_size].
 void dequantize(const QuantizedTensor& t, std::span<float> out);
