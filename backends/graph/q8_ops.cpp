@@ -1,7 +1,8 @@
 // Q8_0 instructions on the arena. A quantized value's f32 scales sit at its
 // ArenaRef offset and its i8 values at the instruction's q_values byte offset
-// (plan.hpp); every row result comes from the core's q8_matvec_rows, so the
-// thread count and the row blocking never change a bit.
+// (plan.hpp); every row result comes from the core's q8_matvec_rows (one
+// token) or q8_matmat_rows (a batch), which agree bit for bit, so the thread
+// count, the row blocking and the batch size never change a bit.
 #include "q8_ops.hpp"
 
 #include <algorithm>
@@ -17,8 +18,6 @@ size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
 // Below this many weight bytes a product runs on one thread.
 constexpr int64_t kParallelMinBytes = int64_t{1} << 16;
-// Rows per pass over the tokens of a batch: 64 rows of int8 weights stay in L2.
-constexpr int64_t kBatchRows = 64;
 
 }  // namespace
 
@@ -56,18 +55,21 @@ void run_matvec_q8(const Executor& exec, const Instruction& in, float* arena, in
       parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * 4, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
   const int64_t rows_per_block = (per + 7) / 8 * 8;
+  // A batch goes through the core's batch kernel (16 tokens in the lanes of a
+  // register; it walks the rows 64 at a time so they stay in L2 while every
+  // token passes over them, each weight row read from memory once). One call
+  // per block: the kernel rearranges the batch on every call.
+  const Q8BatchView batch{
+      {values, sz(tokens * cols)}, {scales, sz(tokens * groups)}, cols, in.group_size};
+  const std::span<float> all(out, sz((tokens - 1) * in.out.ld + rows));
   exec.for_each(n_blocks, parallel, [&](int64_t blk) {
     const int64_t r0 = blk * rows_per_block;
     const int64_t r1 = std::min(rows, r0 + rows_per_block);
-    // A batch passes every token over a few rows before moving on, so each
-    // weight row is read from memory once.
-    const int64_t step = tokens == 1 ? std::max<int64_t>(r1 - r0, 1) : kBatchRows;
-    for (int64_t b0 = r0; b0 < r1; b0 += step) {
-      const int64_t b1 = std::min(r1, b0 + step);
-      for (int64_t t = 0; t < tokens; ++t) {
-        q8_matvec_rows({out + t * in.out.ld + b0, sz(b1 - b0)}, in.qw, x(t), b0, b1, in.q8_kernel);
-      }
+    if (tokens == 1) {
+      if (r1 > r0) q8_matvec_rows({out + r0, sz(r1 - r0)}, in.qw, x(0), r0, r1, in.q8_kernel);
+      return;
     }
+    if (r1 > r0) q8_matmat_rows(all, in.out.ld, in.qw, batch, r0, r1, in.q8_kernel);
   });
 }
 
