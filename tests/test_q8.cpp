@@ -206,6 +206,52 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
   }
 }
 
+TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable one", "[q8]") {
+  // Group sizes that are multiples of 64 go 16 rows at a time with a masked
+  // last block; rows past kMaxGroups (1024) groups take the per-row path.
+  if (!q8_kernel_available(Q8Kernel::avx512_vnni)) {
+    WARN("this CPU has no AVX-512 VNNI: nothing to compare");
+    return;
+  }
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  struct Shape {
+    int64_t rows, cols, gs;
+  };
+  for (const Shape shape : {Shape{53, 64 * 44, 64}, Shape{16, 192 * 5, 192}, Shape{33, 128, 128},
+                            Shape{1, 64, 64}, Shape{3, 64 * 1025, 64}}) {
+    const auto [rows, cols, gs] = shape;
+    INFO(rows << " x " << cols << " in groups of " << gs);
+    std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+    for (auto& b : w) b = static_cast<int8_t>(byte(rng));
+    std::vector<float> ws(static_cast<size_t>(rows * cols / gs));
+    for (auto& s : ws) s = std::abs(normal(rng)) * 0.01f;
+    std::vector<float> x(static_cast<size_t>(cols));
+    for (auto& v : x) v = normal(rng);
+    std::fill(x.begin(), x.begin() + gs, 0.0f);  // a zero group: scale 0, values 0
+    const Q8Vector xq = quantized(x, gs);
+    const QuantizedTensor wt{w, ws, gs};
+    std::vector<float> want(static_cast<size_t>(rows));
+    q8_matvec_rows(want, wt, xq, 0, rows, Q8Kernel::portable);
+    CHECK(want == naive_matvec(w, ws, xq, rows));
+    // Every range [begin, end) with begin in the first rows and end in the
+    // last ones: full blocks, a tail block alone, a block plus a tail.
+    for (int64_t begin = 0; begin < std::min<int64_t>(rows, 3); ++begin) {
+      for (int64_t end = std::max(begin + 1, rows - 18); end <= rows; ++end) {
+        INFO("rows " << begin << " .. " << end);
+        // One spare float each side: the kernel writes only its rows.
+        std::vector<float> fast(static_cast<size_t>(end - begin + 2), -7.0f);
+        q8_matvec_rows(std::span<float>(fast).subspan(1, size_t(end - begin)), wt, xq, begin, end,
+                       Q8Kernel::avx512_vnni);
+        CHECK(fast.front() == -7.0f);
+        CHECK(fast.back() == -7.0f);
+        CHECK(std::equal(fast.begin() + 1, fast.end() - 1, want.begin() + begin));
+      }
+    }
+  }
+}
+
 TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8]") {
   // The batch kernel packs 16 vectors per register, runs tiles of 4 rows x 3
   // blocks of 16 and passes over 64 rows at a time: counts around each edge,

@@ -1,22 +1,110 @@
-// The AVX-512 VNNI Q8_0 matrix-vector kernel (decode): one row_dot per row
-// (q8_vnni_ops.hpp). Groups whose size is a multiple of 64 are summed 16 at a
-// time and reduced together instead of one horizontal sum per group; the f32
-// part stays runq.c's sequential FMA chain per row, so results equal the
-// portable kernel's bit for bit.
+// The AVX-512 VNNI Q8_0 matrix-vector kernel (decode).
+//
+// When the group size is a multiple of 64, rows go 16 at a time, one per lane
+// of the f32 results. w's bytes are flipped to w + 128 (u8: vpdpbusd's
+// unsigned operand) and x stays the signed one, so one xor and one vpdpbusd
+// cover 64 bytes of a row, and each 64 bytes of x are loaded once for 16 rows.
+// The sum picks up 128 * sum(x) per group, the same for every row: computed
+// once per call and subtracted after the reduction (all exact int32). Per
+// group, the 16 rows' accumulators are reduced by one transpose of adds into
+// lane per row, then val = fma(float(dot) * w_scale, x_scale, val) for 16 rows
+// side by side: runq.c's sequence per row, so results equal the portable
+// kernel's bit for bit. Other group sizes take row_dot (q8_vnni_ops.hpp).
+// (The previous kernel, one row at a time with |w| and x carrying w's sign,
+// spent half its time in per-row reductions and a latency-bound FMA chain.)
 #include "q8_kernels.hpp"
 #include "q8_vnni_ops.hpp"
 
 namespace llama::detail {
+namespace {
+
+using namespace vnni;
+
+// Rows per block: one per lane of the f32 results.
+constexpr int kRows = 16;
+// Groups whose x corrections fit the stack buffer; longer rows take row_dot.
+constexpr int64_t kMaxGroups = 1024;
+
+// Rows [r, r + n), n <= 16, into out[0, n): for each group in order, the 16
+// rows' int32 dots are summed lane per row (reduce16), corrected, and fed to
+// 16 side-by-side f32 chains. corr[g] = 128 * sum of x's group g.
+template <bool Tail>
+LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8View& x,
+                                const int32_t* corr, int64_t r, int64_t n) {
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t gs = x.group_size, groups = cols / gs;
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
+  // Lane i: where row r + i's scales start, relative to row r's.
+  const __m512i scale_at =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int32_t>(groups)));
+  const int8_t* wr = w.values.data() + r * cols;
+  const float* ws = w.scales.data() + r * groups;
+  // The last block prefetches itself (no address past the tensor).
+  const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
+  const int8_t* next = r + 2 * kRows <= total_rows ? wr + kRows * cols : wr;
+  __m512 val = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i acc[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+    // The block reads 16 rows a group at a time, which the hardware
+    // prefetchers follow badly from DRAM (32000 x 1024: 3.4 ms, against 1.3
+    // ms with this); so the next block (the next 16 * cols bytes) is fetched
+    // in order meanwhile, as many lines per group. _MM_HINT_T2 measured
+    // fastest (T0 2.1 ms, T1 1.8 ms, NTA 1.8 ms), two blocks ahead no better.
+    for (int64_t line = g * gs * 16; line < (g + 1) * gs * 16; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + line), _MM_HINT_T2);
+    }
+    for (int64_t k = g * gs; k < (g + 1) * gs; k += 64) {
+      const __m512i xv = _mm512_loadu_si512(x.values.data() + k);
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        // Rows past the end read nothing: (0 ^ 0x80) * x, never stored.
+        const __mmask64 m = !Tail || i < n ? ~__mmask64{0} : 0;
+        const __m512i wu = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, wr + i * cols + k), flip);
+        acc[i] = _mm512_dpbusd_epi32(acc[i], wu, xv);
+      }
+    }
+    const __m512i dots = _mm512_sub_epi32(reduce16(acc), _mm512_set1_epi32(corr[g]));
+    const __m512 w_scale =
+        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, scale_at, ws + g, sizeof(float));
+    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), w_scale);
+    val = _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
+                                val);
+  }
+  _mm512_mask_storeu_ps(out, rows, val);
+}
+
+}  // namespace
 
 LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                                     int64_t row_begin, int64_t row_end) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t gs = x.group_size, groups = cols / gs;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    out[static_cast<size_t>(r - row_begin)] =
-        vnni::row_dot(w.values.data() + r * cols, w.scales.data() + r * groups, x.values.data(),
-                      x.scales.data(), cols, gs);
+  if (gs % 64 != 0 || groups > kMaxGroups) {
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      out[static_cast<size_t>(r - row_begin)] =
+          row_dot(w.values.data() + r * cols, w.scales.data() + r * groups, x.values.data(),
+                  x.scales.data(), cols, gs);
+    }
+    return;
   }
+  alignas(64) int32_t corr[kMaxGroups];
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t k = g * gs; k < (g + 1) * gs; k += 64) {
+      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(x.values.data() + k));
+    }
+    corr[g] = 128 * reduce_add(acc);
+  }
+  float* o = out.data();
+  int64_t r = row_begin;
+  for (; r + kRows <= row_end; r += kRows)
+    rows_dot<false>(o + (r - row_begin), w, x, corr, r, kRows);
+  if (r < row_end) rows_dot<true>(o + (r - row_begin), w, x, corr, r, row_end - r);
 }
 
 }  // namespace llama::detail
