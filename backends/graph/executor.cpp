@@ -13,6 +13,8 @@ namespace {
 // Below this many weight floats a product runs on one thread: the hand-off
 // costs more than it saves.
 constexpr int64_t kParallelMinFloats = int64_t{1} << 15;
+// Row-wise ops split across threads from this many rows (tokens) on.
+constexpr int64_t kParallelMinTokens = 4;
 
 }  // namespace
 
@@ -34,6 +36,12 @@ void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) con
 }
 
 void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
+  // Row-wise ops on a batch: tokens split across the threads (a row's result
+  // never depends on the split). swiglu's exp alone took 4% of 110M prefill
+  // on the calling thread.
+  const auto per_token = [&](int64_t n, const auto& body) {
+    for_each(n, n >= kParallelMinTokens, body);
+  };
   float* out = arena + in.out.offset;
   const float* a = arena + in.a.offset;
   const float* b = arena + in.b.offset;
@@ -65,25 +73,25 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       break;
     }
     case Op::rmsnorm:
-      for (int64_t t = 0; t < tokens; ++t) {
+      per_token(tokens, [&](int64_t t) {
         rmsnorm_row(out + t * in.out.ld, a + t * in.a.ld, in.w, in.out.cols);
-      }
+      });
       break;
     case Op::add:
-      for (int64_t t = 0; t < tokens; ++t) {
+      per_token(tokens, [&](int64_t t) {
         add_row(out + t * in.out.ld, a + t * in.a.ld, b + t * in.b.ld, in.out.cols);
-      }
+      });
       break;
     case Op::swiglu:
-      for (int64_t t = 0; t < tokens; ++t) {
+      per_token(tokens, [&](int64_t t) {
         swiglu_row(out + t * in.out.ld, a + t * in.a.ld, b + t * in.b.ld, in.out.cols);
-      }
+      });
       break;
     case Op::rmsnorm_fma:
-      run_rmsnorm_fma(in, arena, tokens);
+      per_token(tokens, [&](int64_t t) { run_rmsnorm_fma(in, arena, t); });
       break;
     case Op::quantize:
-      run_quantize(in, arena, tokens);
+      per_token(tokens, [&](int64_t t) { run_quantize(in, arena, t); });
       break;
     case Op::matvec_q8:
       run_matvec_q8(*this, in, arena, tokens);

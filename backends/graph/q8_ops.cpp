@@ -21,23 +21,18 @@ constexpr int64_t kParallelMinBytes = int64_t{1} << 16;
 
 }  // namespace
 
-void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t tokens) {
+void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t) {
   const size_t n = sz(in.out.cols);
-  for (int64_t t = 0; t < tokens; ++t) {
-    q8::rmsnorm({arena + in.out.offset + t * in.out.ld, n}, {arena + in.a.offset + t * in.a.ld, n},
-                {in.w, n});
-  }
+  q8::rmsnorm({arena + in.out.offset + t * in.out.ld, n}, {arena + in.a.offset + t * in.a.ld, n},
+              {in.w, n});
 }
 
-void run_quantize(const Instruction& in, float* arena, int64_t tokens) {
+void run_quantize(const Instruction& in, float* arena, int64_t t) {
   const int64_t cols = in.out.cols, groups = cols / in.group_size;
   float* scales = arena + in.out.offset;                          // f32 [tokens, groups]
   auto* values = reinterpret_cast<int8_t*>(arena) + in.q_values;  // i8 [tokens, cols]
-  for (int64_t t = 0; t < tokens; ++t) {
-    quantize_activations({arena + in.a.offset + t * in.a.ld, sz(cols)},
-                         {values + t * cols, sz(cols)}, {scales + t * groups, sz(groups)},
-                         in.group_size);
-  }
+  quantize_activations({arena + in.a.offset + t * in.a.ld, sz(cols)}, {values + t * cols, sz(cols)},
+                       {scales + t * groups, sz(groups)}, in.group_size);
 }
 
 void run_matvec_q8(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {

@@ -9,9 +9,10 @@
 
 namespace llama::graph {
 
-// Each runs rows [0, tokens) of one instruction on `arena`.
-void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t tokens);
-void run_quantize(const Instruction& in, float* arena, int64_t tokens);
+// Row (token) t of one instruction on `arena`.
+void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t);
+void run_quantize(const Instruction& in, float* arena, int64_t t);
+// Rows [0, tokens) of one instruction on `arena`.
 void run_matvec_q8(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
 
 }  // namespace llama::graph
