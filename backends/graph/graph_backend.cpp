@@ -45,10 +45,10 @@ ArenaRef common_ref(const std::vector<Plan>& plans, bool input, const std::strin
   return r;
 }
 
-std::vector<float> arena_for(const std::vector<Plan>& plans) {
+UninitializedArray<float> arena_for(const std::vector<Plan>& plans) {
   size_t floats = 0;
   for (const Plan& p : plans) floats = std::max(floats, p.arena_floats());
-  return std::vector<float>(floats, 0.0f);
+  return UninitializedArray<float>(floats);
 }
 
 // Copies n rows of `cols` floats between buffers with row strides.
@@ -99,7 +99,7 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
   p.logits = p.classifier.output("logits").ref;
   p.attention_in_arena = arena_for(p.attention_in);
   p.feed_forward_arena = arena_for(p.feed_forward);
-  p.classifier_arena.assign(p.classifier.arena_floats(), 0.0f);
+  p.classifier_arena = UninitializedArray<float>(p.classifier.arena_floats());
   return p;
 }
 
@@ -152,7 +152,7 @@ void GraphBackend::prepare(const Model& model) {
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
   key_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   val_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
-  scores_.assign(sz(kBatchTokens * c.n_heads * c.seq_len), 0.0f);
+  scores_ = UninitializedArray<float>(sz(kBatchTokens * c.n_heads * c.seq_len));
   rope_cos_.assign(sz(kBatchTokens * hs / 2), 0.0f);
   rope_sin_.assign(sz(kBatchTokens * hs / 2), 0.0f);
   prepared_ = true;
@@ -169,7 +169,7 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
     const float* qh = q + t * q_ld + h * hs;
     (q8_ ? q8::attend_head : attend_head)(
         {qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-        start_pos + t + 1, std::span(scores_).subspan(sz(task * c.seq_len), sz(c.seq_len)),
+        start_pos + t + 1, scores_.span().subspan(sz(task * c.seq_len), sz(c.seq_len)),
         {out + t * out_ld + h * hs, sz(hs)});
   };
   // Threads pay off once the cache is long enough.
@@ -188,7 +188,7 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
   float* a2 = p.feed_forward_arena.data();
   for (int64_t l = 0; l < c.n_layers; ++l) {
     copy_rows(a1 + p.att_x.offset, p.att_x.ld, x_.data(), dim, n, dim);
-    exec_.run(p.attention_in[sz(l)], p.attention_in_arena, n);
+    exec_.run(p.attention_in[sz(l)], p.attention_in_arena.span(), n);
     for (int64_t t = 0; t < n; ++t) {
       const std::span<const float> cos_t(rope_cos_.data() + t * half, sz(half));
       const std::span<const float> sin_t(rope_sin_.data() + t * half, sz(half));
@@ -204,7 +204,7 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
     }
     attention(l, n, start_pos, a1 + p.q.offset, p.q.ld, a2 + p.ffn_att.offset, p.ffn_att.ld);
     copy_rows(a2 + p.ffn_x.offset, p.ffn_x.ld, x_.data(), dim, n, dim);
-    exec_.run(p.feed_forward[sz(l)], p.feed_forward_arena, n);
+    exec_.run(p.feed_forward[sz(l)], p.feed_forward_arena.span(), n);
     copy_rows(x_.data(), dim, a2 + p.ffn_out.offset, p.ffn_out.ld, n, dim);
   }
 }
@@ -218,7 +218,7 @@ std::span<const float> GraphBackend::forward(int32_t token, int64_t pos) {
   run_layers(decode_, 1, pos);
   float* a3 = decode_.classifier_arena.data();
   std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
-  exec_.run(decode_.classifier, decode_.classifier_arena, 1);
+  exec_.run(decode_.classifier, decode_.classifier_arena.span(), 1);
   return {a3 + decode_.logits.offset, sz(c.vocab_size)};
 }
 
@@ -244,7 +244,7 @@ std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> toke
     if (!all_logits) continue;
     float* a3 = batch_.classifier_arena.data();
     copy_rows(a3 + batch_.cls_x.offset, batch_.cls_x.ld, x_.data(), c.dim, m, c.dim);
-    exec_.run(batch_.classifier, batch_.classifier_arena, m);
+    exec_.run(batch_.classifier, batch_.classifier_arena.span(), m);
     copy_rows(batch_logits_.data() + sz(done * c.vocab_size), c.vocab_size,
               a3 + batch_.logits.offset, batch_.logits.ld, m, c.vocab_size);
   }
@@ -253,7 +253,7 @@ std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> toke
   float* a3 = decode_.classifier_arena.data();
   std::memcpy(a3 + decode_.cls_x.offset, x_.data() + (last_rows - 1) * c.dim,
               sz(c.dim) * sizeof(float));
-  exec_.run(decode_.classifier, decode_.classifier_arena, 1);
+  exec_.run(decode_.classifier, decode_.classifier_arena.span(), 1);
   return {a3 + decode_.logits.offset, sz(c.vocab_size)};
 }
 

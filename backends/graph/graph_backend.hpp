@@ -27,9 +27,12 @@ struct PlanSet {
   std::vector<Plan> attention_in;    // per layer
   std::vector<Plan> feed_forward;    // per layer
   Plan classifier;
-  std::vector<float> attention_in_arena;  // f32 [max arena floats of attention_in]
-  std::vector<float> feed_forward_arena;  // f32 [max arena floats of feed_forward]
-  std::vector<float> classifier_arena;    // f32 [classifier arena floats]
+  // Uninitialised: a plan writes every value before reading it, and pages the
+  // run never reaches (the batch classifier's, unless all logits are asked
+  // for) stay out of the RSS.
+  UninitializedArray<float> attention_in_arena;  // f32 [max arena floats of attention_in]
+  UninitializedArray<float> feed_forward_arena;  // f32 [max arena floats of feed_forward]
+  UninitializedArray<float> classifier_arena;    // f32 [classifier arena floats]
 };
 
 class GraphBackend final : public InferenceBackend {
@@ -68,9 +71,9 @@ class GraphBackend final : public InferenceBackend {
   std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
   UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
   UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  std::vector<float> scores_;            // f32 [kBatchTokens, n_heads, seq_len]
-  std::vector<float> rope_cos_;          // f32 [kBatchTokens, head_size / 2]
-  std::vector<float> rope_sin_;          // f32 [kBatchTokens, head_size / 2]
+  UninitializedArray<float> scores_;  // f32 [kBatchTokens, n_heads, seq_len], written before read
+  std::vector<float> rope_cos_;       // f32 [kBatchTokens, head_size / 2]
+  std::vector<float> rope_sin_;       // f32 [kBatchTokens, head_size / 2]
 };
 
 }  // namespace llama::graph
