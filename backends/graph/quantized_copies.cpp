@@ -6,46 +6,37 @@
 namespace llama::graph {
 namespace {
 
-// Every matrix in copy order: each layer's wq, wk, wv, wo, w1, w2, w3, then wcls.
-template <typename Fn>
-void for_each_matrix(const TransformerWeights& w, const Config& c, Fn&& fn) {
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const QuantizedLayerTensors t = w.quantized_layer(c, l);
-    for (const QuantizedTensor* m : {&t.wq, &t.wk, &t.wv, &t.wo, &t.w1, &t.w2, &t.w3}) fn(*m);
-  }
-  fn(w.q_wcls);
+// The matrices of one part of the copy, in copy order: part 0 is the
+// classifier, part 1 + l layer l's wq, wk, wv, wo, w1, w2, w3.
+std::vector<QuantizedTensor> part_matrices(const TransformerWeights& w, const Config& c,
+                                           size_t part) {
+  if (part == 0) return {w.q_wcls};
+  const QuantizedLayerTensors t = w.quantized_layer(c, static_cast<int64_t>(part - 1));
+  return {t.wq, t.wk, t.wv, t.wo, t.w1, t.w2, t.w3};
 }
 
 }  // namespace
 
 int64_t QuantizedCopies::bytes(const TransformerWeights& w, const Config& c) {
   int64_t total = 0;
-  for_each_matrix(w, c, [&](const QuantizedTensor& m) {
-    total = checked_add(total, static_cast<int64_t>(m.values.size_bytes()), "int8 copies");
-    total = checked_add(total, static_cast<int64_t>(m.scales.size_bytes()), "int8 copies");
-  });
+  for (size_t part = 0; part <= static_cast<size_t>(c.n_layers); ++part) {
+    for (const QuantizedTensor& m : part_matrices(w, c, part)) {
+      total = checked_add(total, static_cast<int64_t>(m.values.size_bytes()), "int8 copies");
+      total = checked_add(total, static_cast<int64_t>(m.scales.size_bytes()), "int8 copies");
+    }
+  }
   return total;
 }
 
 QuantizedCopies::QuantizedCopies(const TransformerWeights& w, const Config& c,
                                  const CopiedFn& copied, const PartsFn& run_parts) {
-  // Part 0 is the classifier, part 1 + l layer l; the layout follows the parts.
+  // The layout follows the parts (part_matrices).
   const auto n = static_cast<size_t>(c.n_layers);
-  const auto part_matrices = [&](size_t part) {
-    std::vector<QuantizedTensor> m;
-    if (part == 0) {
-      m.push_back(w.q_wcls);
-    } else {
-      const QuantizedLayerTensors t = w.quantized_layer(c, static_cast<int64_t>(part - 1));
-      m = {t.wq, t.wk, t.wv, t.wo, t.w1, t.w2, t.w3};
-    }
-    return m;
-  };
   std::vector<size_t> value_at(n + 2, 0), scale_at(n + 2, 0);  // offsets of each part, then the end
   for (size_t part = 0; part <= n; ++part) {
     value_at[part + 1] = value_at[part];
     scale_at[part + 1] = scale_at[part];
-    for (const QuantizedTensor& m : part_matrices(part)) {
+    for (const QuantizedTensor& m : part_matrices(w, c, part)) {
       value_at[part + 1] += m.values.size();
       scale_at[part + 1] += m.scales.size();
     }
@@ -56,7 +47,7 @@ QuantizedCopies::QuantizedCopies(const TransformerWeights& w, const Config& c,
   std::vector<std::vector<QuantizedTensor>> copies(n + 1);
   for (size_t part = 0; part <= n; ++part) {
     size_t v = value_at[part], s = scale_at[part];
-    for (const QuantizedTensor& m : part_matrices(part)) {
+    for (const QuantizedTensor& m : part_matrices(w, c, part)) {
       copies[part].push_back({values_.span().subspan(v, m.values.size()),
                               scales_.span().subspan(s, m.scales.size()), m.group_size});
       v += m.values.size();
@@ -75,7 +66,7 @@ QuantizedCopies::QuantizedCopies(const TransformerWeights& w, const Config& c,
     const size_t scales = scale_at[part + 1] - scale_at[part];
     CopyWriter<int8_t> value_out(values_.span().subspan(value_at[part], values), copied);
     CopyWriter<float> scale_out(scales_.span().subspan(scale_at[part], scales), copied);
-    for (const QuantizedTensor& m : part_matrices(part)) {
+    for (const QuantizedTensor& m : part_matrices(w, c, part)) {
       value_out.append(m.values, static_cast<int64_t>(m.values.size()), "int8 values");
       scale_out.append(m.scales, static_cast<int64_t>(m.scales.size()), "int8 scales");
     }
