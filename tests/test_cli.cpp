@@ -26,17 +26,10 @@ void check_one_line_error(const ProcessResult& r, int code, const std::string& n
 TEST_CASE("llama-cli --format json reproduces every parity case", "[cli][parity]") {
   for (const auto& c : load_json(reference_path("parity.json"))) {
     INFO(c["name"].get<std::string>());
-    const auto r = run_llama_cli(
-        {"-c", model_path(c["model"]), "-k", model_path("tokenizer.bin"), "-p", c["prompt"], "-t",
-         std::to_string(c["temperature"].get<double>()), "--top-p",
-         std::to_string(c["top_p"].get<double>()), "-r", std::to_string(c["seed"].get<int64_t>()),
-         "-s", std::to_string(c["steps"].get<int64_t>()), "--format", "json"});
+    const auto r = run_llama_cli_case(c, {});
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
-    const auto gen = j["generated_tokens"].get<std::vector<int32_t>>();
-    stream.insert(stream.end(), gen.begin(), gen.end());
-    CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+    CHECK(json_stream(j) == c["stream"].get<std::vector<int32_t>>());
     CHECK(j["stop_reason"] == (c["stopped_at_bos"].get<bool>() ? "bos" : "steps"));
     CHECK(j["backend"] == "blas");
     for (const char* key : {"text", "load_ms", "prompt_tok_per_s", "decode_tok_per_s"}) {

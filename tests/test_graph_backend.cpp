@@ -137,17 +137,10 @@ TEST_CASE("graph refuses bad positions, tokens and thread counts", "[graph][bad-
 TEST_CASE("llama-cli -b graph --format json reproduces every parity case", "[graph][cli]") {
   for (const auto& c : test::load_json(test::reference_path("parity.json"))) {
     INFO(c["name"].get<std::string>());
-    const auto r = test::run_llama_cli(
-        {"-c", test::model_path(c["model"]), "-k", test::model_path("tokenizer.bin"), "-p",
-         c["prompt"], "-t", std::to_string(c["temperature"].get<double>()), "--top-p",
-         std::to_string(c["top_p"].get<double>()), "-r", std::to_string(c["seed"].get<int64_t>()),
-         "-s", std::to_string(c["steps"].get<int64_t>()), "--format", "json", "-b", "graph"});
+    const auto r = test::run_llama_cli_case(c, {"-b", "graph"});
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
-    const auto gen = j["generated_tokens"].get<std::vector<int32_t>>();
-    stream.insert(stream.end(), gen.begin(), gen.end());
-    CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+    CHECK(test::json_stream(j) == c["stream"].get<std::vector<int32_t>>());
     CHECK(j["backend"] == "graph");
   }
   const auto e =

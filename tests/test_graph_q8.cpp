@@ -19,16 +19,6 @@
 using namespace llama;
 using Catch::Matchers::Contains;
 
-namespace {
-
-std::vector<int32_t> joined(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
-  std::vector<int32_t> out = a;
-  out.insert(out.end(), b.begin(), b.end());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("graph: parity-q8.json gives runq.c's stream, on 1 and 2 threads",
           "[graph][q8][parity]") {
   const auto cases = test::load_json(test::reference_path("parity-q8.json"));
@@ -49,23 +39,11 @@ TEST_CASE("llama-cli -b graph --format json reproduces parity-q8.json", "[graph]
   for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
     for (const char* threads : {"1", "2"}) {
       INFO(c["name"].get<std::string>() << ", -j " << threads);
-      const auto r =
-          test::run_llama_cli({"-c",       test::model_path(c["model"]),
-                               "-k",       test::model_path("tokenizer.bin"),
-                               "-p",       c["prompt"],
-                               "-t",       std::to_string(c["temperature"].get<double>()),
-                               "--top-p",  std::to_string(c["top_p"].get<double>()),
-                               "-r",       std::to_string(c["seed"].get<int64_t>()),
-                               "-s",       std::to_string(c["steps"].get<int64_t>()),
-                               "-b",       "graph",
-                               "-j",       threads,
-                               "--format", "json"});
+      const auto r = test::run_llama_cli_case(c, {"-b", "graph", "-j", threads});
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       const auto j = nlohmann::json::parse(r.out);
-      CHECK(joined(j["prompt_tokens"].get<std::vector<int32_t>>(),
-                   j["generated_tokens"].get<std::vector<int32_t>>()) ==
-            c["stream"].get<std::vector<int32_t>>());
+      CHECK(test::json_stream(j) == c["stream"].get<std::vector<int32_t>>());
       CHECK(j["backend"] == "graph");
     }
   }

@@ -406,18 +406,11 @@ TEST_CASE("llama-cli --format json reproduces parity-q8.json", "[q8][parity][cli
   for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
     for (const char* backend : {"blas", "reference"}) {
       INFO(backend);
-      const auto r = test::run_llama_cli(
-          {"-c", test::model_path(c["model"]), "-k", test::model_path("tokenizer.bin"), "-p",
-           c["prompt"], "-t", std::to_string(c["temperature"].get<double>()), "--top-p",
-           std::to_string(c["top_p"].get<double>()), "-r", std::to_string(c["seed"].get<int64_t>()),
-           "-s", std::to_string(c["steps"].get<int64_t>()), "-b", backend, "--format", "json"});
+      const auto r = test::run_llama_cli_case(c, {"-b", backend});
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       const auto j = nlohmann::json::parse(r.out);
-      auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
-      const auto gen = j["generated_tokens"].get<std::vector<int32_t>>();
-      stream.insert(stream.end(), gen.begin(), gen.end());
-      CHECK(stream == c["stream"].get<std::vector<int32_t>>());
+      CHECK(test::json_stream(j) == c["stream"].get<std::vector<int32_t>>());
       CHECK(j["backend"] == backend);
     }
   }

@@ -117,6 +117,26 @@ ProcessResult run_llama_cli(const std::vector<std::string>& args) {
   return run_program(LLAMA_CLI_PATH, args);
 }
 
+ProcessResult run_llama_cli_case(const nlohmann::json& c, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"-c",       model_path(c["model"]),
+                                   "-k",       model_path("tokenizer.bin"),
+                                   "-p",       c["prompt"],
+                                   "-t",       std::to_string(c["temperature"].get<double>()),
+                                   "--top-p",  std::to_string(c["top_p"].get<double>()),
+                                   "-r",       std::to_string(c["seed"].get<int64_t>()),
+                                   "-s",       std::to_string(c["steps"].get<int64_t>()),
+                                   "--format", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_llama_cli(args);
+}
+
+std::vector<int32_t> json_stream(const nlohmann::json& j) {
+  auto stream = j["prompt_tokens"].get<std::vector<int32_t>>();
+  const auto generated = j["generated_tokens"].get<std::vector<int32_t>>();
+  stream.insert(stream.end(), generated.begin(), generated.end());
+  return stream;
+}
+
 ProcessResult run_program(const std::string& path, const std::vector<std::string>& args) {
   const std::string out_path = temp_path("cli-out-" + std::to_string(::getpid()));
   const std::string err_path = temp_path("cli-err-" + std::to_string(::getpid()));

@@ -67,5 +67,10 @@ struct ProcessResult {
 ProcessResult run_program(const std::string& path, const std::vector<std::string>& args);
 // run_program for llama-cli.
 ProcessResult run_llama_cli(const std::vector<std::string>& args);
+// llama-cli --format json on a reference case (model, prompt, temperature,
+// top_p, seed, steps) with ../shared tokenizer.bin, then `extra` arguments.
+ProcessResult run_llama_cli_case(const nlohmann::json& c, const std::vector<std::string>& extra);
+// A llama-cli --format json output's prompt_tokens followed by generated_tokens.
+std::vector<int32_t> json_stream(const nlohmann::json& j);
 
 }  // namespace llama::test
