@@ -50,11 +50,7 @@ TEST_CASE("blas: prepare restarts, batches equal sequential calls, threads agree
   const std::vector<int32_t> tokens = {1, 400, 401, 13, 300, 22};
   auto one = test::make_backend("blas", 1);
   one->prepare(ck.model());
-  std::vector<float> sequential;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
-    sequential.insert(sequential.end(), l.begin(), l.end());
-  }
+  const std::vector<float> sequential = test::sequential_logits(*one, tokens);
   one->prepare(ck.model());  // starts over
   const auto batch = one->forward_batch(tokens, 0, /*all_logits=*/true);
   REQUIRE(batch.size() == sequential.size());

@@ -65,28 +65,38 @@ void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
+namespace {
+
+// The graph backend on `ck` with `threads`: after the first forward, a
+// forward at every later position allocates nothing.
+void check_no_allocation_per_token(const llama::Checkpoint& ck, int threads) {
+  llama::BackendOptions o;
+  o.threads = threads;
+  auto graph = llama::BackendRegistry::instance().create("graph", o);
+  graph->prepare(ck.model());
+  graph->forward(1, 0);
+  const int64_t before = g_allocations.load();
+  float sink = 0;
+  for (int64_t pos = 1; pos < ck.config().seq_len; ++pos) {
+    sink += graph->forward(static_cast<int32_t>((pos * 7) % 500), pos)[0];
+  }
+  CHECK(g_allocations.load() == before);
+  CHECK(std::isfinite(sink));
+  // The counter works (a direct call cannot be elided).
+  ::operator delete(::operator new(16));
+  CHECK(g_allocations.load() == before + 1);
+}
+
+}  // namespace
+
 TEST_CASE("graph: forward allocates nothing after the first call", "[graph][alloc]") {
   // stories260K runs to its last position, where attention goes parallel;
   // mini32k's classifier [32000x64] is split across threads at every token.
   for (const char* file : {"stories260K.bin", "mini32k.bin"}) {
     for (int threads : {1, 2}) {
       INFO(file << ", " << threads << " thread(s)");
-      const llama::Checkpoint ck = llama::Checkpoint::open(llama::test::model_path(file));
-      llama::BackendOptions o;
-      o.threads = threads;
-      auto graph = llama::BackendRegistry::instance().create("graph", o);
-      graph->prepare(ck.model());
-      graph->forward(1, 0);
-      const int64_t before = g_allocations.load();
-      float sink = 0;
-      for (int64_t pos = 1; pos < ck.config().seq_len; ++pos) {
-        sink += graph->forward(static_cast<int32_t>((pos * 7) % 500), pos)[0];
-      }
-      CHECK(g_allocations.load() == before);
-      CHECK(std::isfinite(sink));
-      // The counter works (a direct call cannot be elided).
-      ::operator delete(::operator new(16));
-      CHECK(g_allocations.load() == before + 1);
+      check_no_allocation_per_token(llama::Checkpoint::open(llama::test::model_path(file)),
+                                    threads);
     }
   }
 }
@@ -98,17 +108,6 @@ TEST_CASE("graph: Q8_0 forward allocates nothing after the first call", "[graph]
     INFO(threads << " thread(s)");
     const llama::Checkpoint ck = llama::Checkpoint::open(llama::test::model_path("q-gqa.v2.bin"));
     REQUIRE(ck.model().weights.format == llama::WeightFormat::q8_0);
-    llama::BackendOptions o;
-    o.threads = threads;
-    auto graph = llama::BackendRegistry::instance().create("graph", o);
-    graph->prepare(ck.model());
-    graph->forward(1, 0);
-    const int64_t before = g_allocations.load();
-    float sink = 0;
-    for (int64_t pos = 1; pos < ck.config().seq_len; ++pos) {
-      sink += graph->forward(static_cast<int32_t>((pos * 7) % 500), pos)[0];
-    }
-    CHECK(g_allocations.load() == before);
-    CHECK(std::isfinite(sink));
+    check_no_allocation_per_token(ck, threads);
   }
 }

@@ -76,11 +76,7 @@ TEST_CASE("graph: batches agree with sequential calls, prepare restarts", "[grap
     for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 500));
     auto one = test::make_backend("graph", 1);
     one->prepare(ck.model());
-    std::vector<float> sequential;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
-      sequential.insert(sequential.end(), l.begin(), l.end());
-    }
+    const std::vector<float> sequential = test::sequential_logits(*one, tokens);
     one->prepare(ck.model());  // starts over
     const auto batch = one->forward_batch(tokens, 0, /*all_logits=*/true);
     REQUIRE(batch.size() == sequential.size());

@@ -108,11 +108,7 @@ TEST_CASE("graph: Q8_0 batches equal sequential calls bit for bit", "[graph][q8]
   for (int64_t i = 0; i < n; ++i) tokens.push_back(static_cast<int32_t>((i * 37 + 1) % 32000));
   auto one = test::make_backend("graph", 1);
   one->prepare(ck.model());
-  std::vector<float> sequential;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const auto l = one->forward(tokens[i], static_cast<int64_t>(i));
-    sequential.insert(sequential.end(), l.begin(), l.end());
-  }
+  const std::vector<float> sequential = test::sequential_logits(*one, tokens);
   auto two = test::make_backend("graph", 2);
   two->prepare(ck.model());
   const auto batch = two->forward_batch(tokens, 0, /*all_logits=*/true);

@@ -162,6 +162,15 @@ std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int thre
   return BackendRegistry::instance().create(spec, o);
 }
 
+std::vector<float> sequential_logits(InferenceBackend& backend, std::span<const int32_t> tokens) {
+  std::vector<float> all;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const auto l = backend.forward(tokens[i], static_cast<int64_t>(i));
+    all.insert(all.end(), l.begin(), l.end());
+  }
+  return all;
+}
+
 double relative_diff(std::span<const float> a, std::span<const float> b) {
   double diff = 0, scale = 0;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -21,6 +21,10 @@ namespace llama::test {
 // A backend from the registry by spec ("blas", "counting:graph"), with `threads` (0: all).
 std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0);
 
+// The logits of one forward per token, at positions 0, 1, ..., back to back
+// (f32 [tokens.size(), vocab_size]); `backend` must be freshly prepared.
+std::vector<float> sequential_logits(InferenceBackend& backend, std::span<const int32_t> tokens);
+
 // Largest |a - b| relative to the largest |b|.
 double relative_diff(std::span<const float> a, std::span<const float> b);
 
