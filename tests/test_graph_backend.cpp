@@ -41,24 +41,9 @@ TEST_CASE("graph: logits within 1e-4 of blas at every position of the parity cas
   for (const auto& c : test::load_json(test::reference_path("parity.json"))) {
     INFO("case " << c["name"].get<std::string>());
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    auto graph = test::make_backend("graph");
-    auto blas = test::make_backend("blas");
-    graph->prepare(ck.model());
-    blas->prepare(ck.model());
-    const auto stream = c["stream"].get<std::vector<int32_t>>();
-    const auto argmax = c["argmax"].get<std::vector<int32_t>>();
-    const auto positions = std::min(stream.size(), static_cast<size_t>(ck.config().seq_len));
-    for (size_t pos = 0; pos < positions; ++pos) {
-      INFO("position " << pos);
-      const auto g = graph->forward(stream[pos], static_cast<int64_t>(pos));
-      const std::vector<float> got(g.begin(), g.end());
-      const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
-      REQUIRE(got.size() == want.size());
-      REQUIRE(test::relative_diff(got, want) < 1e-4);
-      if (pos < argmax.size()) {
-        REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
-      }
-    }
+    const test::LogitAgreement a = test::compare_along_case(ck, c, "graph", "blas");
+    INFO("worst at position " << a.worst_position);
+    REQUIRE(a.max_diff < 1e-4);
   }
 }
 

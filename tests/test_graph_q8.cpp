@@ -54,25 +54,11 @@ TEST_CASE("graph: Q8_0 logits within 1e-5 of blas's at every position of parity-
   for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) {
     INFO("case " << c["name"].get<std::string>());
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    auto graph = test::make_backend("graph", 2);
-    auto blas = test::make_backend("blas", 2);
-    graph->prepare(ck.model());
-    blas->prepare(ck.model());
-    const auto stream = c["stream"].get<std::vector<int32_t>>();
-    const auto argmax = c["argmax"].get<std::vector<int32_t>>();
-    const auto positions = std::min(stream.size(), static_cast<size_t>(ck.config().seq_len));
-    REQUIRE(positions > 90);  // past position 92, where f32 arithmetic in place of runq.c's drifts
-    for (size_t pos = 0; pos < positions; ++pos) {
-      INFO("position " << pos);
-      const auto g = graph->forward(stream[pos], static_cast<int64_t>(pos));
-      const std::vector<float> got(g.begin(), g.end());
-      const auto want = blas->forward(stream[pos], static_cast<int64_t>(pos));
-      REQUIRE(got.size() == want.size());
-      REQUIRE(test::relative_diff(got, want) <= 1e-5);
-      if (pos < argmax.size()) {
-        REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
-      }
-    }
+    const test::LogitAgreement a = test::compare_along_case(ck, c, "graph", "blas", 2);
+    REQUIRE(a.positions >
+            90);  // past position 92, where f32 arithmetic in place of runq.c's drifts
+    INFO("worst at position " << a.worst_position);
+    REQUIRE(a.max_diff <= 1e-5);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -169,6 +170,35 @@ std::vector<float> sequential_logits(InferenceBackend& backend, std::span<const 
     all.insert(all.end(), l.begin(), l.end());
   }
   return all;
+}
+
+LogitAgreement compare_along_case(const Checkpoint& ck, const nlohmann::json& c,
+                                  const std::string& spec, const std::string& against,
+                                  int threads) {
+  auto tested = make_backend(spec, threads);
+  auto reference = make_backend(against, threads);
+  tested->prepare(ck.model());
+  reference->prepare(ck.model());
+  const auto stream = c["stream"].get<std::vector<int32_t>>();
+  const auto argmax = c["argmax"].get<std::vector<int32_t>>();
+  LogitAgreement a;
+  a.positions = std::min(stream.size(), static_cast<size_t>(ck.config().seq_len));
+  for (size_t pos = 0; pos < a.positions; ++pos) {
+    INFO("position " << pos);
+    const auto t = tested->forward(stream[pos], static_cast<int64_t>(pos));
+    const std::vector<float> got(t.begin(), t.end());
+    const auto want = reference->forward(stream[pos], static_cast<int64_t>(pos));
+    REQUIRE(got.size() == want.size());
+    const double diff = relative_diff(got, want);
+    if (diff > a.max_diff) {
+      a.max_diff = diff;
+      a.worst_position = pos;
+    }
+    if (pos < argmax.size()) {
+      REQUIRE(std::max_element(got.begin(), got.end()) - got.begin() == argmax[pos]);
+    }
+  }
+  return a;
 }
 
 double relative_diff(std::span<const float> a, std::span<const float> b) {

@@ -25,6 +25,18 @@ std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int thre
 // (f32 [tokens.size(), vocab_size]); `backend` must be freshly prepared.
 std::vector<float> sequential_logits(InferenceBackend& backend, std::span<const int32_t> tokens);
 
+// Runs `spec` and `against` (both `threads`) one forward per position along
+// reference case `c`'s stream on `ck`, REQUIREs `spec`'s argmax to match the
+// case's recorded one, and reports the worst relative logit difference.
+struct LogitAgreement {
+  size_t positions = 0;       // positions compared
+  double max_diff = 0;        // largest relative_diff(spec, against) over them
+  size_t worst_position = 0;  // where it was
+};
+LogitAgreement compare_along_case(const Checkpoint& ck, const nlohmann::json& c,
+                                  const std::string& spec, const std::string& against,
+                                  int threads = 0);
+
 // Largest |a - b| relative to the largest |b|.
 double relative_diff(std::span<const float> a, std::span<const float> b);
 
