@@ -10,7 +10,7 @@
 
 #include "fuzz_check.hpp"
 #include "llama/error.hpp"
-#include "llama/tokenizer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 
 namespace {
 

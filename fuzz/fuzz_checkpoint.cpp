@@ -11,7 +11,7 @@
 #include <span>
 
 #include "fuzz_check.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "llama/checkpoint.hpp"
-#include "llama/checkpoint_writer.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/formats/llama2c_writer.hpp"
 
 namespace fs = std::filesystem;
 

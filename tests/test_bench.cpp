@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "model_cost.hpp"
 #include "report.hpp"
 #include "stats.hpp"

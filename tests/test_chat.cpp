@@ -11,7 +11,7 @@
 
 #include "cli_run.hpp"
 #include "llama/chat.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "test_support.hpp"
 

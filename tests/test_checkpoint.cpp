@@ -1,7 +1,7 @@
 // Checkpoint: tensor offsets, the shared models, and refusal of bad files.
 #include <catch2/catch.hpp>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "test_support.hpp"
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "convert_run.hpp"
-#include "llama/checkpoint.hpp"
-#include "llama/checkpoint_writer.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/formats/llama2c_writer.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"

@@ -1,7 +1,7 @@
 // The generation loop: run.c's step semantics and the reference streams.
 #include <catch2/catch.hpp>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"

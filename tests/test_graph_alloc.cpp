@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

@@ -8,11 +8,11 @@
 
 #include "graph/compiler.hpp"
 #include "graph/executor.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
-#include "llama/q8.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/q8.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "checkpoint_writer.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/registry.hpp"
 #include "model_shape.hpp"

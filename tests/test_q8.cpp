@@ -8,10 +8,10 @@
 #include <limits>
 #include <random>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

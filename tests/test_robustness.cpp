@@ -6,11 +6,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
-#include "llama/tokenizer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;

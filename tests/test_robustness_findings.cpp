@@ -8,7 +8,7 @@
 #include "cli_options.hpp"
 #include "cli_run.hpp"
 #include "llama/error.hpp"
-#include "llama/tokenizer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "llama/error.hpp"
-#include "llama/tokenizer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;

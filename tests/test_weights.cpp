@@ -1,7 +1,7 @@
 // Weights: flat <-> per-layer layout conversion.
 #include <catch2/catch.hpp>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -14,7 +14,7 @@
 #include "cli_options.hpp"
 #include "error_report.hpp"
 #include "llama/chat.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"

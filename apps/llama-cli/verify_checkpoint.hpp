@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama::cli {
 

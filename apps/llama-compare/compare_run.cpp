@@ -8,7 +8,7 @@
 #include "compare_options.hpp"
 #include "compare_report.hpp"
 #include "comparison.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/registry.hpp"
 

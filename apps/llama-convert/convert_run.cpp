@@ -15,8 +15,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "llama/checkpoint.hpp"
-#include "llama/checkpoint_writer.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/formats/llama2c_writer.hpp"
 #include "llama/error.hpp"
 
 namespace po = boost::program_options;

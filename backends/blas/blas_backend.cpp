@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "llama/error.hpp"
-#include "llama/math.hpp"
+#include "llama/kernels/math.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "openblas_runtime.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {

@@ -7,7 +7,7 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
-#include "llama/math.hpp"
+#include "llama/kernels/math.hpp"
 #include "openblas_runtime.hpp"
 
 namespace llama::blas {

@@ -6,8 +6,8 @@
 #include <tbb/parallel_for.h>
 
 #include "blas_backend.hpp"
-#include "llama/math.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
 
 namespace llama::blas {
 

@@ -5,8 +5,8 @@
 // the logits equal forward's bit for bit.
 
 #include "blas_backend.hpp"
-#include "llama/math.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
 
 namespace llama::blas {
 namespace {

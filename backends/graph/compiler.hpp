@@ -5,7 +5,7 @@
 #pragma once
 
 #include "graph.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 #include "plan.hpp"
 
 namespace llama::graph {

@@ -12,9 +12,9 @@
 #include "layer_graphs.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/math.hpp"
+#include "llama/kernels/math.hpp"
 #include "llama/memory_budget.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "llama/registry.hpp"
 #include "page_release.hpp"
 

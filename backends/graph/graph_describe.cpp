@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "graph_backend.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama::graph {
 namespace {

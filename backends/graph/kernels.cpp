@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "dot_block.hpp"
-#include "llama/math.hpp"
+#include "llama/kernels/math.hpp"
 
 namespace llama::graph {
 namespace {

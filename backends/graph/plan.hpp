@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama::graph {
 

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <span>
 
-#include "llama/q8.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/q8.hpp"
+#include "llama/kernels/q8_math.hpp"
 
 namespace llama::graph {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama::reference {
 

@@ -1,8 +1,8 @@
 // ReferenceBackend on Q8_0 weights: runq.c's forward pass read top to bottom.
 // Every product quantizes its input per group (runq.c's quantize) and runs the
 // core's portable int8 kernel; the f32 steps use runq.c's arithmetic (q8_math.hpp).
-#include "llama/math.hpp"
-#include "llama/q8_math.hpp"
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "reference_backend.hpp"
 
 namespace llama::reference {

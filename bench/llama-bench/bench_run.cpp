@@ -19,7 +19,7 @@
 
 #include "bench_options.hpp"
 #include "child_process.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/registry.hpp"
 #include "measure.hpp"

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/registry.hpp"
 

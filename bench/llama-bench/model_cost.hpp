@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama::bench {
 

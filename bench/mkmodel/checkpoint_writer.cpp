@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "llama/checked_math.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 
 namespace llama::bench {

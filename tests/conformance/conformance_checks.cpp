@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"

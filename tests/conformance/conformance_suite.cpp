@@ -6,7 +6,7 @@
 
 #include "conformance_backend.hpp"
 #include "conformance_checks.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "llama/weights.hpp"
 #include "test_support.hpp"

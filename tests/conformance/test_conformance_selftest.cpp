@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "conformance_checks.hpp"
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

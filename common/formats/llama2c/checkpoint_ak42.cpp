@@ -9,7 +9,7 @@
 #include "checkpoint_ak42.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama {
 namespace {

@@ -1,5 +1,5 @@
 // Checkpoint parsing: the legacy llama2.c layout, every offset checked before use.
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 #include <cstring>
 #include <string_view>

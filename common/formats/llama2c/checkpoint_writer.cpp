@@ -1,13 +1,13 @@
 // export.py's three layouts (legacy_export, version1_export, version2_export),
 // written from any loaded checkpoint.
-#include "llama/checkpoint_writer.hpp"
+#include "llama/formats/llama2c_writer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "llama/error.hpp"
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama {
 namespace {

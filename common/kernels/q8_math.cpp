@@ -1,5 +1,5 @@
 // runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why).
-#include "llama/q8_math.hpp"
+#include "llama/kernels/q8_math.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama {
 

@@ -1,5 +1,5 @@
 // Shared vector kernels; loops written for the compiler to vectorize.
-#include "llama/math.hpp"
+#include "llama/kernels/math.hpp"
 
 #include <cmath>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama {
 

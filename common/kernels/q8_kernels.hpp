@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 namespace llama::detail {
 

@@ -2,7 +2,7 @@
 // at a time when the build targets AVX-512), the portable int8 matrix-vector
 // and batch products, and the choice between them and the AVX-512 VNNI ones
 // (q8_vnni.cpp, q8_vnni_batch.cpp).
-#include "llama/q8.hpp"
+#include "llama/kernels/q8.hpp"
 
 #include <immintrin.h>
 

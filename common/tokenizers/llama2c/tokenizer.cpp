@@ -1,5 +1,5 @@
 // Tokenizer: tokenizer.bin reading with bounds checks, and run.c's encode/decode.
-#include "llama/tokenizer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 
 #include <cctype>
 #include <cstring>
