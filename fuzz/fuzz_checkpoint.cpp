@@ -11,8 +11,8 @@
 #include <span>
 
 #include "fuzz_check.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

@@ -11,8 +11,8 @@
 
 #include "cli_run.hpp"
 #include "llama/chat.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

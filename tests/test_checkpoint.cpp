@@ -1,8 +1,8 @@
 // Checkpoint: tensor offsets, the shared models, and refusal of bad files.
 #include <catch2/catch.hpp>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "convert_run.hpp"
+#include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
-#include "llama/error.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"

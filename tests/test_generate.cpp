@@ -1,8 +1,8 @@
 // The generation loop: run.c's step semantics and the reference streams.
 #include <catch2/catch.hpp>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "graph/graph_backend.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"

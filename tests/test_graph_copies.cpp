@@ -14,8 +14,8 @@
 #include "graph/huge_page_buffer.hpp"
 #include "graph/quantized_copies.hpp"
 #include "graph/stacked_weights.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -8,8 +8,8 @@
 
 #include "graph/compiler.hpp"
 #include "graph/executor.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/kernels/q8_math.hpp"

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "checkpoint_writer.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "model_shape.hpp"
 #include "test_bench_support.hpp"

@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/registry.hpp"

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"

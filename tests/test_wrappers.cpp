@@ -3,8 +3,8 @@
 // reachable from llama-cli as -b counting:NAME / timing:NAME.
 #include <catch2/catch.hpp>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"

@@ -8,8 +8,8 @@
 #include "compare_options.hpp"
 #include "compare_report.hpp"
 #include "comparison.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 
 namespace llama::compare {

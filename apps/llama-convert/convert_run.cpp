@@ -15,9 +15,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
-#include "llama/error.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

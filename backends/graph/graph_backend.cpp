@@ -13,8 +13,8 @@
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/math.hpp"
-#include "llama/memory_budget.hpp"
 #include "llama/kernels/q8_math.hpp"
+#include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "page_release.hpp"
 

@@ -19,8 +19,8 @@
 
 #include "bench_options.hpp"
 #include "child_process.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "measure.hpp"
 #include "model_cost.hpp"

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <vector>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 
 namespace llama::bench {

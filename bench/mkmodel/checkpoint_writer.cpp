@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "llama/checked_math.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama::bench {
 namespace {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "llama/sampler.hpp"
