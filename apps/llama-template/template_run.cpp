@@ -1,0 +1,122 @@
+// llama-template --template FILE --messages FILE.json [--bos-token S]
+// [--eos-token S] [--add-generation-prompt]: prints exactly what a chat
+// template renders for a conversation (no newline added), or the template's
+// error on one line with exit 1.
+#include "template_run.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "error_report.hpp"
+#include "llama/chat/json_value.hpp"
+#include "llama/chat/template.hpp"
+#include "llama/error.hpp"
+#include "usage_error.hpp"
+#include "usage_message.hpp"
+
+namespace po = boost::program_options;
+
+namespace llama::chat_app {
+namespace {
+
+constexpr const char* kProgram = "llama-template";
+// Chat templates and conversations are text files of kilobytes; refuse
+// anything that could not be one before reading it whole.
+constexpr std::streamoff kMaxInputBytes = std::streamoff{64} << 20;
+
+struct Options {
+  std::string template_path, messages_path, bos_token, eos_token, help;
+  bool add_generation_prompt = false;
+  bool show_help = false;
+};
+
+Options parse(const std::vector<std::string>& args) {
+  Options o;
+  po::options_description desc(
+      "Usage: llama-template --template FILE --messages FILE.json [options]\n"
+      "Prints what a Jinja chat template renders for a conversation: FILE.json is a list of\n"
+      "OpenAI-style messages ({\"role\": ..., \"content\": ...}) or an object whose keys are\n"
+      "the template's variables (messages, tools, ...).\nOptions");
+  desc.add_options()("template", po::value(&o.template_path)->value_name("FILE"),
+                     "the chat template (Jinja source), required")(
+      "messages", po::value(&o.messages_path)->value_name("FILE.json"),
+      "the conversation, required")("bos-token", po::value(&o.bos_token)->value_name("S"),
+                                    "bos_token (default empty)")(
+      "eos-token", po::value(&o.eos_token)->value_name("S"), "eos_token (default empty)")(
+      "add-generation-prompt", po::bool_switch(&o.add_generation_prompt),
+      "end with the assistant's turn header")("help,h", "show this help");
+  std::ostringstream help;
+  help << desc;
+  o.help = help.str();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw cli::UsageError(cli::usage_message(e, args));
+  }
+  if (vm.count("help")) {
+    o.show_help = true;
+    return o;
+  }
+  if (o.template_path.empty()) throw cli::UsageError("--template: required (--template FILE)");
+  if (o.messages_path.empty()) throw cli::UsageError("--messages: required (--messages FILE.json)");
+  return o;
+}
+
+std::string read_text(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open " + what);
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw Error(path + ": cannot read " + what);
+  if (size > kMaxInputBytes) {
+    throw Error(path + ": " + what + " of " + std::to_string(size) + " bytes is larger than " +
+                std::to_string(kMaxInputBytes));
+  }
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!in.read(text.data(), size)) throw Error(path + ": cannot read " + what);
+  return text;
+}
+
+int render(const Options& o, std::ostream& out) {
+  const std::string source = read_text(o.template_path, "the template");
+  chat::Object vars =
+      chat::variables_from_json(read_text(o.messages_path, "the messages"), o.messages_path);
+  const auto set_default = [&](const std::string& key, chat::Value v) {
+    for (const auto& [k, x] : vars) {
+      if (k == key) return;  // the JSON's own value wins
+    }
+    vars.emplace_back(key, std::move(v));
+  };
+  set_default("bos_token", chat::Value::string(o.bos_token));
+  set_default("eos_token", chat::Value::string(o.eos_token));
+  set_default("add_generation_prompt", chat::Value::boolean(o.add_generation_prompt));
+  try {
+    const chat::ChatTemplate t = chat::ChatTemplate::parse(source);
+    out << t.render(vars) << std::flush;
+  } catch (const chat::TemplateError& e) {
+    throw Error(o.template_path + ": " + e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_template(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  Options o;
+  try {
+    o = parse(args);
+  } catch (const cli::UsageError& e) {
+    return cli::report_usage_error(kProgram, err, e.what());
+  }
+  if (o.show_help) {
+    out << o.help;
+    return 0;
+  }
+  return cli::run_reporting_errors(kProgram, err, [&] { return render(o, out); });
+}
+
+}  // namespace llama::chat_app

@@ -1,0 +1,473 @@
+// The template interpreter: statements write to the output, expressions
+// evaluate to Values. Every node counts as work (RenderContext) so endless
+// or runaway templates stop with an error instead of hanging.
+#include "interpreter.hpp"
+
+#include <cmath>
+#include <ctime>
+#include <optional>
+
+#include "operators.hpp"
+#include "text.hpp"
+
+namespace llama::chat {
+namespace {
+
+constexpr const char* kGlobalFunctions[] = {"range", "namespace", "raise_exception",
+                                            "strftime_now"};
+
+bool is_global_function(const std::string& name) {
+  for (const char* f : kGlobalFunctions) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
+// Python's index normalisation: negative counts from the end; nullopt outside.
+std::optional<size_t> normalize_index(int64_t i, size_t size) {
+  const auto n = static_cast<int64_t>(size);
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) return std::nullopt;
+  return static_cast<size_t>(i);
+}
+
+// Python's slice indices for a sequence of `size` with a non-zero step.
+std::vector<size_t> slice_indices(const Value& start, const Value& stop, int64_t step,
+                                  size_t size) {
+  const auto n = static_cast<int64_t>(size);
+  const auto clamp = [&](const Value& v, int64_t dflt, int64_t lo, int64_t hi) {
+    if (v.is_undefined() || v.is(Value::Kind::none)) return dflt;
+    int64_t i = v.as_int();
+    if (i < 0) i = std::max(i + n, lo);
+    return std::min(i, hi);
+  };
+  std::vector<size_t> out;
+  if (step > 0) {
+    const int64_t b = clamp(start, 0, 0, n), e = clamp(stop, n, 0, n);
+    for (int64_t i = b; i < e; i += step) out.push_back(static_cast<size_t>(i));
+  } else {
+    const int64_t b = clamp(start, n - 1, -1, n - 1), e = clamp(stop, -1, -1, n - 1);
+    for (int64_t i = b; i > e; i += step) out.push_back(static_cast<size_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+Interpreter::Interpreter(RenderContext& ctx, const Object& globals) : ctx_(ctx), globals_(globals) {
+  scopes_.emplace_back();
+}
+
+void Interpreter::run(const Program& program, std::string& out) { (void)exec(program.body, out); }
+
+// --- scopes ---
+
+const Value* Interpreter::lookup(const std::string& name) const {
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    for (auto it = scope->rbegin(); it != scope->rend(); ++it) {
+      if (it->first == name) return &it->second;
+    }
+  }
+  for (const auto& [k, v] : globals_) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+void Interpreter::set_variable(const std::string& name, Value value) {
+  Scope& scope = scopes_.back();
+  for (auto& [k, v] : scope) {
+    if (k == name) {
+      v = std::move(value);
+      return;
+    }
+  }
+  scope.emplace_back(name, std::move(value));
+}
+
+void Interpreter::assign(const std::vector<ExprPtr>& targets, const Value& value, int line) {
+  const auto assign_one = [&](const Expr& target, const Value& v) {
+    if (target.kind == Expr::Kind::name) {
+      set_variable(target.name, v);
+      return;
+    }
+    // ns.attr = v: only namespaces have settable attributes.
+    const Value* object = lookup(target.args[0]->name);
+    if (object == nullptr || !object->is(Value::Kind::ns)) {
+      throw TemplateError(line, "cannot set attribute '" + target.name + "' of '" +
+                                    target.args[0]->name + "': not a namespace");
+    }
+    if (v.holds_namespace()) throw TemplateError(line, "a namespace cannot hold a namespace");
+    Object& entries = object->namespace_entries();
+    for (auto& [k, old] : entries) {
+      if (k == target.name) {
+        old = v;
+        return;
+      }
+    }
+    entries.emplace_back(target.name, v);
+  };
+  if (targets.size() == 1) {
+    assign_one(*targets[0], value);
+    return;
+  }
+  if (!value.is(Value::Kind::array) || value.as_array().size() != targets.size()) {
+    throw TemplateError(line, "cannot unpack " + std::string(value.kind_name()) + " into " +
+                                  std::to_string(targets.size()) + " variables");
+  }
+  for (size_t i = 0; i < targets.size(); ++i) assign_one(*targets[i], value.as_array()[i]);
+}
+
+// --- statements ---
+
+Interpreter::Flow Interpreter::exec(const Body& body, std::string& out) {
+  for (const auto& s : body) {
+    const Flow f = exec(*s, out);
+    if (f != Flow::normal) return f;
+  }
+  return Flow::normal;
+}
+
+Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
+  try {
+    ctx_.work();
+    switch (s.kind) {
+      case Stmt::Kind::text:
+        out += s.text;
+        break;
+      case Stmt::Kind::output:
+        out += to_output(eval(*s.expr));
+        break;
+      case Stmt::Kind::set:
+        assign(s.targets, eval(*s.expr), s.line);
+        break;
+      case Stmt::Kind::set_block: {
+        std::string captured;
+        (void)exec(s.body, captured);
+        assign(s.targets, ctx_.string(std::move(captured)), s.line);
+        break;
+      }
+      case Stmt::Kind::if_:
+        for (const auto& [cond, body] : s.branches) {
+          if (cond == nullptr || eval(*cond).truthy()) return exec(body, out);
+        }
+        break;
+      case Stmt::Kind::for_:
+        exec_for(s, out);
+        break;
+      case Stmt::Kind::break_:
+        return Flow::break_loop;
+      case Stmt::Kind::continue_:
+        return Flow::continue_loop;
+    }
+    ctx_.check_size(out.size(), "the output");
+  } catch (const TemplateError&) {
+    throw;
+  } catch (const Error& e) {
+    throw TemplateError(s.line, e.what());
+  }
+  return Flow::normal;
+}
+
+void Interpreter::exec_for(const Stmt& s, std::string& out) {
+  const Value iterable = eval(*s.expr);
+  Array items;
+  switch (iterable.kind()) {
+    case Value::Kind::array:
+      items = iterable.as_array();
+      break;
+    case Value::Kind::object:
+    case Value::Kind::ns:
+      for (const auto& [k, v] : iterable.as_object()) items.push_back(Value::string(k));
+      break;
+    case Value::Kind::string: {
+      const std::string& str = iterable.as_string();
+      const std::vector<size_t> cps = text::code_point_offsets(str);
+      for (size_t i = 0; i + 1 < cps.size(); ++i) {
+        items.push_back(Value::string(str.substr(cps[i], cps[i + 1] - cps[i])));
+      }
+      break;
+    }
+    case Value::Kind::undefined:
+      break;  // Jinja iterates an undefined value as empty
+    default:
+      throw TemplateError(s.line, std::string("cannot iterate over a ") + iterable.kind_name());
+  }
+  ctx_.work(1 + items.size() / 8);
+
+  scopes_.emplace_back();
+  struct PopScope {
+    std::vector<Scope>& scopes;
+    ~PopScope() { scopes.pop_back(); }
+  } pop{scopes_};
+
+  if (s.cond) {  // the loop filter runs before loop.* is known
+    Array kept;
+    for (const Value& item : items) {
+      assign(s.targets, item, s.line);
+      if (eval(*s.cond).truthy()) kept.push_back(item);
+    }
+    items = std::move(kept);
+  }
+  const auto n = static_cast<int64_t>(items.size());
+  for (int64_t i = 0; i < n; ++i) {
+    ctx_.work();
+    const auto at = static_cast<size_t>(i);
+    Object loop{{"index", Value::integer(i + 1)},
+                {"index0", Value::integer(i)},
+                {"revindex", Value::integer(n - i)},
+                {"revindex0", Value::integer(n - i - 1)},
+                {"first", Value::boolean(i == 0)},
+                {"last", Value::boolean(i == n - 1)},
+                {"length", Value::integer(n)},
+                {"previtem", i > 0 ? items[at - 1] : Value()},
+                {"nextitem", i + 1 < n ? items[at + 1] : Value()}};
+    set_variable("loop", Value::object(std::move(loop)));
+    assign(s.targets, items[at], s.line);
+    if (exec(s.body, out) == Flow::break_loop) break;
+  }
+  if (n == 0) (void)exec(s.else_body, out);
+}
+
+// --- expressions ---
+
+Value Interpreter::eval(const Expr& e) {
+  try {
+    ctx_.work();
+    return eval_node(e);
+  } catch (const TemplateError&) {
+    throw;
+  } catch (const Error& err) {
+    throw TemplateError(e.line, err.what());
+  }
+}
+
+Value Interpreter::eval_node(const Expr& e) {
+  switch (e.kind) {
+    case Expr::Kind::literal:
+      return e.value;
+    case Expr::Kind::name: {
+      if (const Value* v = lookup(e.name)) return *v;
+      if (is_global_function(e.name)) return Value::callable(e.name);
+      return Value();
+    }
+    case Expr::Kind::attr:
+      return eval_attr(eval(*e.args[0]), e.name);
+    case Expr::Kind::index:
+      return eval_index(eval(*e.args[0]), eval(*e.args[1]));
+    case Expr::Kind::slice:
+      return eval_slice(e);
+    case Expr::Kind::call:
+      return eval_call(e);
+    case Expr::Kind::filter: {
+      const Value operand = eval(*e.args[0]);
+      std::vector<Value> positional;
+      Kwargs keyword;
+      eval_arguments(e, 1, positional, keyword);
+      return apply_filter(ctx_, e.name, operand, Arguments{positional, keyword});
+    }
+    case Expr::Kind::test: {
+      const Value operand = eval(*e.args[0]);
+      std::vector<Value> positional;
+      Kwargs keyword;
+      eval_arguments(e, 1, positional, keyword);
+      if (!keyword.empty()) throw Error("tests take no keyword arguments");
+      return Value::boolean(apply_test(e.name, operand, positional) != e.negated);
+    }
+    case Expr::Kind::unary: {
+      const Value v = eval(*e.args[0]);
+      if (e.name == "not") return Value::boolean(!v.truthy());
+      return unary_minus_plus(e.name, v);
+    }
+    case Expr::Kind::binary:
+      return eval_binary(e);
+    case Expr::Kind::ternary:
+      if (eval(*e.args[1]).truthy()) return eval(*e.args[0]);
+      return e.args[2] ? eval(*e.args[2]) : Value();
+    case Expr::Kind::list:
+    case Expr::Kind::tuple: {
+      Array items;
+      for (const auto& a : e.args) items.push_back(eval(*a));
+      return ctx_.array(std::move(items));
+    }
+    case Expr::Kind::dict: {
+      Object entries;
+      for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+        const Value key = eval(*e.args[i]);
+        if (!key.is(Value::Kind::string)) {
+          throw Error(std::string("dict keys must be strings, got ") + key.kind_name());
+        }
+        Value value = eval(*e.args[i + 1]);
+        bool replaced = false;
+        for (auto& [k, v] : entries) {
+          if (k == key.as_string()) {
+            v = value;
+            replaced = true;
+          }
+        }
+        if (!replaced) entries.emplace_back(key.as_string(), std::move(value));
+      }
+      return Value::object(std::move(entries));
+    }
+  }
+  return Value();
+}
+
+Value Interpreter::eval_attr(const Value& object, const std::string& name) {
+  if (const Value* v = object.find(name)) return *v;
+  if (has_method(object, name)) return Value::callable(name, object);
+  return Value();
+}
+
+Value Interpreter::eval_index(const Value& object, const Value& key) {
+  if (key.is(Value::Kind::string)) return eval_attr(object, key.as_string());
+  if (!key.is(Value::Kind::integer)) {
+    if (object.is_undefined()) return Value();
+    throw Error(std::string("cannot index a ") + object.kind_name() + " with a " + key.kind_name());
+  }
+  if (object.is(Value::Kind::array)) {
+    const auto at = normalize_index(key.as_int(), object.as_array().size());
+    return at ? object.as_array()[*at] : Value();
+  }
+  if (object.is(Value::Kind::string)) {
+    const std::string& s = object.as_string();
+    const std::vector<size_t> cps = text::code_point_offsets(s);
+    const auto at = normalize_index(key.as_int(), cps.size() - 1);
+    return at ? Value::string(s.substr(cps[*at], cps[*at + 1] - cps[*at])) : Value();
+  }
+  return Value();  // undefined, as a missing key
+}
+
+Value Interpreter::eval_slice(const Expr& e) {
+  const Value object = eval(*e.args[0]);
+  Value parts[3];
+  for (int i = 0; i < 3; ++i) {
+    if (!e.args[1 + i]) continue;
+    parts[i] = eval(*e.args[1 + i]);
+    if (!parts[i].is(Value::Kind::integer) && !parts[i].is(Value::Kind::none)) {
+      throw Error(std::string("slice indices must be integers, got ") + parts[i].kind_name());
+    }
+  }
+  const int64_t step = parts[2].is(Value::Kind::integer) ? parts[2].as_int() : 1;
+  if (step == 0) throw Error("slice step cannot be zero");
+  if (object.is(Value::Kind::array)) {
+    const Array& a = object.as_array();
+    Array out;
+    for (size_t i : slice_indices(parts[0], parts[1], step, a.size())) out.push_back(a[i]);
+    return ctx_.array(std::move(out));
+  }
+  if (object.is(Value::Kind::string)) {
+    const std::string& s = object.as_string();
+    const std::vector<size_t> cps = text::code_point_offsets(s);
+    std::string out;
+    for (size_t i : slice_indices(parts[0], parts[1], step, cps.size() - 1)) {
+      out.append(s, cps[i], cps[i + 1] - cps[i]);
+    }
+    return ctx_.string(std::move(out));
+  }
+  if (object.is_undefined()) return Value();
+  throw Error(std::string("cannot slice a ") + object.kind_name());
+}
+
+void Interpreter::eval_arguments(const Expr& e, size_t first, std::vector<Value>& positional,
+                                 Kwargs& keyword) {
+  for (size_t i = first; i < e.args.size(); ++i) positional.push_back(eval(*e.args[i]));
+  for (const auto& [k, v] : e.kwargs) keyword.emplace_back(k, eval(*v));
+}
+
+Value Interpreter::eval_call(const Expr& e) {
+  const Expr& callee = *e.args[0];
+  std::vector<Value> positional;
+  Kwargs keyword;
+  // obj.method(...): the method of the receiver, unless a dict holds a value by that name.
+  if (callee.kind == Expr::Kind::attr) {
+    const Value self = eval(*callee.args[0]);
+    if (self.find(callee.name) == nullptr && has_method(self, callee.name)) {
+      eval_arguments(e, 1, positional, keyword);
+      return call_method(ctx_, self, callee.name, Arguments{positional, keyword});
+    }
+  }
+  const Value f = eval(callee);
+  eval_arguments(e, 1, positional, keyword);
+  const Arguments args{positional, keyword};
+  if (!f.is(Value::Kind::callable)) {
+    const std::string what = callee.kind == Expr::Kind::name ? "'" + callee.name + "'" : "a value";
+    if (f.is_undefined()) throw Error("unknown function " + what);
+    throw Error(what + " is a " + f.kind_name() + ", not a function");
+  }
+  const Callable& c = f.as_callable();
+  if (!c.self.is_undefined()) return call_method(ctx_, c.self, c.name, args);
+  return call_global(c.name, args, e.line);
+}
+
+Value Interpreter::call_global(const std::string& name, const Arguments& args, int line) {
+  if (name == "raise_exception") {
+    args.check(name, 1, {});
+    throw TemplateError(line, args.positional.empty() ? "" : stringify(args.positional[0]), true);
+  }
+  if (name == "range") {
+    args.check(name, 3, {});
+    int64_t v[3] = {0, 0, 1};
+    for (size_t i = 0; i < args.positional.size(); ++i) {
+      if (!args.positional[i].is(Value::Kind::integer)) {
+        throw Error("range() takes integers, got a " + std::string(args.positional[i].kind_name()));
+      }
+    }
+    if (args.positional.empty()) throw Error("range() takes 1 to 3 arguments");
+    if (args.positional.size() == 1) {
+      v[1] = args.positional[0].as_int();
+    } else {
+      v[0] = args.positional[0].as_int();
+      v[1] = args.positional[1].as_int();
+      if (args.positional.size() == 3) v[2] = args.positional[2].as_int();
+    }
+    if (v[2] == 0) throw Error("range() step must not be zero");
+    // Count first (in 128 bits: no overflow), so a huge range is refused, not built.
+    const __int128 span = static_cast<__int128>(v[1]) - v[0];
+    const __int128 count =
+        span == 0 || (span > 0) != (v[2] > 0) ? 0 : (span + v[2] - (v[2] > 0 ? 1 : -1)) / v[2];
+    if (count > static_cast<__int128>(ctx_.limits().max_output_bytes)) {
+      throw Error("range() of more than " + std::to_string(ctx_.limits().max_output_bytes) +
+                  " numbers");
+    }
+    Array out;
+    out.reserve(static_cast<size_t>(count));
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
+      out.push_back(Value::integer(v[0] + i * v[2]));
+    return ctx_.array(std::move(out));
+  }
+  if (name == "namespace") {
+    Object entries;
+    if (args.positional.size() > 1) throw Error("namespace() takes at most 1 positional argument");
+    if (!args.positional.empty()) {
+      if (!args.positional[0].is(Value::Kind::object)) throw Error("namespace() takes a dict");
+      entries = args.positional[0].as_object();
+    }
+    for (const auto& [k, v] : args.keyword) entries.emplace_back(k, v);
+    return Value::make_namespace(std::move(entries));
+  }
+  if (name == "strftime_now") {
+    args.check(name, 1, {});
+    if (args.positional.empty() || !args.positional[0].is(Value::Kind::string)) {
+      throw Error("strftime_now() takes a format string");
+    }
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buf[256];
+    const size_t n = std::strftime(buf, sizeof buf, args.positional[0].as_string().c_str(), &tm);
+    return Value::string(std::string(buf, n));
+  }
+  throw Error("unknown function '" + name + "'");
+}
+
+Value Interpreter::eval_binary(const Expr& e) {
+  const std::string& op = e.name;
+  const Value a = eval(*e.args[0]);
+  if (op == "and") return a.truthy() ? eval(*e.args[1]) : a;
+  if (op == "or") return a.truthy() ? a : eval(*e.args[1]);
+  const Value b = eval(*e.args[1]);
+  return binary_operator(ctx_, op, a, b);
+}
+
+}  // namespace llama::chat

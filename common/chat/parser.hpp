@@ -1,0 +1,19 @@
+// The template parser: tokens into a Program of statements and expressions,
+// with Jinja's operator precedence. Constructs outside the supported subset
+// are refused here, naming the construct and its line.
+#pragma once
+
+#include <vector>
+
+#include "ast.hpp"
+#include "lexer.hpp"
+
+namespace llama::chat {
+
+// Throws TemplateError on a syntax error, an unsupported statement, or
+// nesting deeper than kMaxNesting.
+Program parse_program(const std::vector<Token>& tokens);
+
+inline constexpr int kMaxNesting = 128;
+
+}  // namespace llama::chat
