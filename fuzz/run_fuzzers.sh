@@ -5,13 +5,13 @@
 # under build-fuzz/fuzz-artifacts/<target>/ (make it a test in
 # tests/test_robustness_findings.cpp, then fix the code).
 #   LLAMA_FUZZ_SECONDS=60 (per target)  LLAMA_FUZZ_BUILD_DIR=build-fuzz
-#   fuzz/run_fuzzers.sh [target ...]    (default: all four)
+#   fuzz/run_fuzzers.sh [target ...]    (default: all of them)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${LLAMA_FUZZ_SECONDS:-60}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode cli_args)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode cli_args chat_template)
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DLLAMA_FUZZ=ON \
   -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -17,6 +17,9 @@
 
 namespace fs = std::filesystem;
 
+// fuzz/seeds_chat_template.cpp
+void chat_template_seeds(const fs::path& dir);
+
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -176,6 +179,7 @@ int main(int argc, char** argv) {
     tokenizer_seeds(out / "tokenizer_file");
     bpe_seeds(out / "bpe_encode");
     cli_seeds(out / "cli_args");
+    chat_template_seeds(out / "chat_template");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
     return 1;
