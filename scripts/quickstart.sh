@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's first command: install dependencies, build, and generate text.
-# Model: -c FILE if given, else $LLAMA_MODEL, else ../shared/models/stories260K.bin,
-# else stories15M.bin downloaded from the public llama2.c locations.
-# Any other arguments are passed to llama-cli.
+# Model: -c FILE if given, else $LLAMA_MODEL, else ../shared/models/stories1M.bin (a
+# trained TinyStories model with its own tokenizer tok2048.bin: greedy decoding writes
+# a story), else stories15M.bin downloaded from the public llama2.c locations.
+# Without -k, the tokenizer beside the checkpoint. Any other arguments go to llama-cli.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -10,8 +11,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 args=("$@")
 has_checkpoint=0
+has_tokenizer=0
 for a in "${args[@]}"; do
-  case "$a" in -c|--checkpoint|--checkpoint=*) has_checkpoint=1 ;; esac
+  case "$a" in
+    -c|--checkpoint|--checkpoint=*) has_checkpoint=1 ;;
+    -k|--tokenizer|--tokenizer=*) has_tokenizer=1 ;;
+  esac
 done
 
 if [ $has_checkpoint -eq 0 ]; then
@@ -19,9 +24,9 @@ if [ $has_checkpoint -eq 0 ]; then
   if [ -n "${LLAMA_MODEL:-}" ]; then
     model="$LLAMA_MODEL"
     tokenizer="$(dirname "$model")/tokenizer.bin"
-  elif [ -f "$shared/stories260K.bin" ] && [ -f "$shared/tokenizer.bin" ]; then
-    model="$shared/stories260K.bin"
-    tokenizer="$shared/tokenizer.bin"
+  elif [ -f "$shared/stories1M.bin" ] && [ -f "$shared/tok2048.bin" ]; then
+    model="$shared/stories1M.bin"
+    tokenizer="$shared/tok2048.bin"
   else
     mkdir -p "$root/models"
     model="$root/models/stories15M.bin"
@@ -40,6 +45,6 @@ if [ $has_checkpoint -eq 0 ]; then
     fetch https://github.com/karpathy/llama2.c/raw/master/tokenizer.bin "$tokenizer"
   fi
   args=(-c "$model" "${args[@]}")
-  [ -f "$tokenizer" ] && args+=(-k "$tokenizer")
+  [ $has_tokenizer -eq 0 ] && [ -f "$tokenizer" ] && args+=(-k "$tokenizer")
 fi
 exec "$root/build/bin/llama-cli" "${args[@]}"

@@ -114,13 +114,17 @@ std::vector<std::byte> make_checkpoint_bytes(const std::vector<int32_t>& header,
   return out;
 }
 
+std::string case_tokenizer_path(const nlohmann::json& c) {
+  return model_path(c.value("tokenizer", std::string("tokenizer.bin")));
+}
+
 ProcessResult run_llama_cli(const std::vector<std::string>& args) {
   return run_program(LLAMA_CLI_PATH, args);
 }
 
 ProcessResult run_llama_cli_case(const nlohmann::json& c, const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"-c",       model_path(c["model"]),
-                                   "-k",       model_path("tokenizer.bin"),
+                                   "-k",       case_tokenizer_path(c),
                                    "-p",       c["prompt"],
                                    "-t",       std::to_string(c["temperature"].get<double>()),
                                    "--top-p",  std::to_string(c["top_p"].get<double>()),
@@ -212,7 +216,7 @@ double relative_diff(std::span<const float> a, std::span<const float> b) {
 
 CaseStream generate_case(const Checkpoint& ck, const nlohmann::json& c, const std::string& spec,
                          int threads) {
-  const Tokenizer tok(model_path("tokenizer.bin"), ck.config().vocab_size);
+  const Tokenizer tok(case_tokenizer_path(c), ck.config().vocab_size);
   auto backend = make_backend(spec, threads);
   backend->prepare(ck.model());
   Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),

@@ -41,13 +41,17 @@ LogitAgreement compare_along_case(const Checkpoint& ck, const nlohmann::json& c,
 double relative_diff(std::span<const float> a, std::span<const float> b);
 
 // A reference case (parity.json fields: prompt, temperature, top_p, seed, steps)
-// generated on `spec` with checkpoint `ck` and ../shared tokenizer.bin.
+// generated on `spec` with checkpoint `ck` and the case's tokenizer (case_tokenizer_path).
 struct CaseStream {
   std::vector<int32_t> stream;  // prompt tokens (BOS first) then the sampled ones
   bool stopped_at_bos = false;
 };
 CaseStream generate_case(const Checkpoint& ck, const nlohmann::json& c, const std::string& spec,
                          int threads = 0);
+
+// A reference case's tokenizer under ../shared/models: its `tokenizer` field
+// (parity-stories1M.json: tok2048.bin), else the Llama 2 tokenizer.bin.
+std::string case_tokenizer_path(const nlohmann::json& c);
 
 // Paths under ../shared; fail the test loudly when a file is missing.
 std::string model_path(const std::string& file);
@@ -84,7 +88,7 @@ ProcessResult run_program(const std::string& path, const std::vector<std::string
 // run_program for llama-cli.
 ProcessResult run_llama_cli(const std::vector<std::string>& args);
 // llama-cli --format json on a reference case (model, prompt, temperature,
-// top_p, seed, steps) with ../shared tokenizer.bin, then `extra` arguments.
+// top_p, seed, steps) with the case's tokenizer, then `extra` arguments.
 ProcessResult run_llama_cli_case(const nlohmann::json& c, const std::vector<std::string>& extra);
 // A llama-cli --format json output's prompt_tokens followed by generated_tokens.
 std::vector<int32_t> json_stream(const nlohmann::json& j);

@@ -63,6 +63,15 @@ TEST_CASE("generation reproduces run.c's reference streams token for token", "[c
   }
 }
 
+TEST_CASE("generation reproduces run.c's streams of the trained stories1M", "[conformance]") {
+  const auto cases = test::load_json(test::reference_path("parity-stories1M.json"));
+  REQUIRE(cases.size() >= 3);
+  for (const auto& c : cases) {
+    INFO(backend_under_test() << " on " << c["name"].get<std::string>());
+    require_pass(check_reference_stream(backend_under_test(), c));
+  }
+}
+
 TEST_CASE("generation reproduces runq.c's int8 reference streams token for token",
           "[conformance]") {
   const auto cases = test::load_json(test::reference_path("parity-q8.json"));
