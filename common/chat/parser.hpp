@@ -7,13 +7,12 @@
 
 #include "ast.hpp"
 #include "lexer.hpp"
+#include "token_cursor.hpp"  // kMaxNesting
 
 namespace llama::chat {
 
 // Throws TemplateError on a syntax error, an unsupported statement, or
 // nesting deeper than kMaxNesting.
 Program parse_program(const std::vector<Token>& tokens);
-
-inline constexpr int kMaxNesting = 128;
 
 }  // namespace llama::chat
