@@ -1,0 +1,191 @@
+// llama-perplexity -c MODEL [-k TOKENIZER] -f TEXT [--ctx N] [-b BACKEND]
+// [-j N] [--format text|json]: the model's perplexity on a text file with
+// llama.cpp's llama-perplexity semantics (llama/perplexity.hpp).
+#include "perplexity_run.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "error_report.hpp"
+#include "generation_flags.hpp"  // resolve_tokenizer_path
+#include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/perplexity.hpp"
+#include "llama/registry.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "usage_error.hpp"
+#include "usage_message.hpp"
+
+namespace po = boost::program_options;
+
+namespace llama::perplexity_app {
+namespace {
+
+constexpr const char* kProgram = "llama-perplexity";
+constexpr std::streamoff kMaxTextBytes = std::streamoff{1} << 30;
+
+enum class Format { text, json };
+
+struct Options {
+  std::string checkpoint, tokenizer, file, backend = "blas", help;
+  int64_t ctx = 0;
+  int64_t threads = 0;
+  Format format = Format::text;
+  bool show_help = false;
+};
+
+Options parse(const std::vector<std::string>& args) {
+  Options o;
+  std::string format = "text";
+  po::options_description desc(
+      "Usage: llama-perplexity -c CHECKPOINT -f TEXT [options]\n"
+      "Perplexity with llama.cpp's llama-perplexity semantics: the text encoded with BOS\n"
+      "first, whole chunks of --ctx tokens (each starting with BOS), the second half of\n"
+      "each chunk scored.\nOptions");
+  desc.add_options()("checkpoint,c", po::value(&o.checkpoint)->value_name("FILE"),
+                     "llama2.c checkpoint (required)")(
+      "tokenizer,k", po::value(&o.tokenizer)->value_name("FILE"),
+      "tokenizer.bin (default: beside the checkpoint, else ./tokenizer.bin)")(
+      "file,f", po::value(&o.file)->value_name("TEXT"), "the text file (required)")(
+      "ctx", po::value(&o.ctx)->value_name("N"),
+      "tokens per chunk (default: the model's seq_len, at most 512)")(
+      "backend,b", po::value(&o.backend)->value_name("NAME"), "backend (default blas)")(
+      "threads,j", po::value(&o.threads)->value_name("NUM"), "threads (default: all cores)")(
+      "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
+      "help,h", "show this help");
+  std::ostringstream help;
+  help << desc;
+  o.help = help.str();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw cli::UsageError(cli::usage_message(e, args));
+  }
+  if (vm.count("help")) {
+    o.show_help = true;
+    return o;
+  }
+  if (o.checkpoint.empty()) throw cli::UsageError("--checkpoint: required (-c FILE)");
+  if (o.file.empty()) throw cli::UsageError("--file: required (-f TEXT)");
+  if (vm.count("ctx") && o.ctx < 2) {
+    throw cli::UsageError("--ctx: must be at least 2, got " + std::to_string(o.ctx));
+  }
+  if (vm.count("threads") && (o.threads < 1 || o.threads > 1024)) {
+    throw cli::UsageError("--threads: must be in [1, 1024], got " + std::to_string(o.threads));
+  }
+  if (o.backend.empty()) throw cli::UsageError("--backend: must not be empty");
+  if (format == "text")
+    o.format = Format::text;
+  else if (format == "json")
+    o.format = Format::json;
+  else
+    throw cli::UsageError("--format: must be text or json, got '" + format + "'");
+  return o;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the text");
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw Error(path + ": cannot read the text");
+  if (size == 0) throw Error(path + ": the text is empty");
+  if (size > kMaxTextBytes) {
+    throw Error(path + ": " + std::to_string(size) + " bytes is more than the " +
+                std::to_string(kMaxTextBytes) + " this tool reads");
+  }
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!in.read(text.data(), size)) throw Error(path + ": cannot read the text");
+  return text;
+}
+
+// Progress on stderr: one line rewritten in place on a terminal, else a line
+// at every tenth of the chunks.
+PerplexityProgress progress_printer(std::ostream& err, bool tty) {
+  return [&err, tty](int64_t done, int64_t chunks, double ppl) {
+    std::ostringstream line;
+    line << kProgram << ": chunk " << done << "/" << chunks << ", perplexity " << std::fixed
+         << std::setprecision(4) << ppl;
+    if (tty) {
+      err << "\r" << line.str() << (done == chunks ? "\n" : "") << std::flush;
+    } else if (done == chunks || done % std::max<int64_t>(1, chunks / 10) == 0) {
+      err << line.str() << "\n";
+    }
+  };
+}
+
+int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
+  const Checkpoint ck = Checkpoint::open(o.checkpoint);
+  const Config& config = ck.config();
+  if (o.ctx > config.seq_len) {
+    throw Error("--ctx: " + std::to_string(o.ctx) +
+                " is larger than the model's context (seq_len " + std::to_string(config.seq_len) +
+                ")");
+  }
+  const Tokenizer tok(cli::resolve_tokenizer_path(o.checkpoint, o.tokenizer), config.vocab_size);
+  const std::string text = read_text(o.file);
+  const std::vector<int32_t> tokens = tok.encode(text, /*bos=*/true, /*eos=*/false);
+  BackendOptions bo;
+  bo.threads = static_cast<int>(o.threads);
+  auto backend = BackendRegistry::instance().create(o.backend, bo);
+  backend->prepare(ck.model());
+  PerplexityOptions po_;
+  po_.ctx = o.ctx;
+  PerplexityResult r;
+  try {
+    r = perplexity(*backend, config, tokens, po_, progress_printer(err, tty));
+  } catch (const Error& e) {
+    throw Error(o.file + ": " + e.what());
+  }
+  err << backend->report();
+  if (o.format == Format::json) {
+    nlohmann::json j{{"backend", backend->name()},
+                     {"text_tokens", r.text_tokens},
+                     {"ctx", r.ctx},
+                     {"chunks", r.chunks},
+                     {"scored", r.scored},
+                     {"perplexity", r.perplexity},
+                     {"perplexity_stderr", r.perplexity_stderr},
+                     {"mean_nll", r.mean_nll},
+                     {"nll_stderr", r.nll_stderr},
+                     {"seconds", r.seconds},
+                     {"tokens_per_s", r.tokens_per_s()}};
+    out << j.dump() << "\n";
+    return 0;
+  }
+  out << std::fixed << std::setprecision(4) << "perplexity: " << r.perplexity << " +/- "
+      << r.perplexity_stderr << "\n"
+      << std::setprecision(5) << "mean NLL: " << r.mean_nll << " +/- " << r.nll_stderr
+      << " (natural log)\n"
+      << "tokens: " << r.text_tokens << " in the text, " << r.chunks << " chunks of " << r.ctx
+      << ", " << r.scored << " scored\n"
+      << std::setprecision(0) << "speed: " << r.tokens_per_s() << " tokens/s on " << backend->name()
+      << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_perplexity(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                   bool progress_on_tty) {
+  Options o;
+  try {
+    o = parse(args);
+  } catch (const cli::UsageError& e) {
+    return cli::report_usage_error(kProgram, err, e.what());
+  }
+  if (o.show_help) {
+    out << o.help;
+    return 0;
+  }
+  return cli::run_reporting_errors(kProgram, err,
+                                   [&] { return run(o, out, err, progress_on_tty); });
+}
+
+}  // namespace llama::perplexity_app
