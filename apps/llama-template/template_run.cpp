@@ -10,6 +10,7 @@
 
 #include "error_report.hpp"
 #include "llama/chat/json_value.hpp"
+#include "llama/chat/model_template.hpp"
 #include "llama/chat/template.hpp"
 #include "llama/error.hpp"
 #include "usage_error.hpp"
@@ -27,6 +28,7 @@ constexpr std::streamoff kMaxInputBytes = std::streamoff{64} << 20;
 
 struct Options {
   std::string template_path, messages_path, bos_token, eos_token, help;
+  bool bos_given = false, eos_given = false;
   bool add_generation_prompt = false;
   bool show_help = false;
 };
@@ -39,7 +41,8 @@ Options parse(const std::vector<std::string>& args) {
       "OpenAI-style messages ({\"role\": ..., \"content\": ...}) or an object whose keys are\n"
       "the template's variables (messages, tools, ...).\nOptions");
   desc.add_options()("template", po::value(&o.template_path)->value_name("FILE"),
-                     "the chat template (Jinja source), required")(
+                     "the chat template (Jinja source), or a tokenizer_config.json holding one "
+                     "(its bos_token and eos_token become the defaults); required")(
       "messages", po::value(&o.messages_path)->value_name("FILE.json"),
       "the conversation, required")("bos-token", po::value(&o.bos_token)->value_name("S"),
                                     "bos_token (default empty)")(
@@ -60,6 +63,8 @@ Options parse(const std::vector<std::string>& args) {
     o.show_help = true;
     return o;
   }
+  o.bos_given = vm.count("bos-token") > 0;
+  o.eos_given = vm.count("eos-token") > 0;
   if (o.template_path.empty()) throw cli::UsageError("--template: required (--template FILE)");
   if (o.messages_path.empty()) throw cli::UsageError("--messages: required (--messages FILE.json)");
   return o;
@@ -81,8 +86,21 @@ std::string read_text(const std::string& path, const char* what) {
   return text;
 }
 
+bool ends_with_json(const std::string& path) {
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
 int render(const Options& o, std::ostream& out) {
-  const std::string source = read_text(o.template_path, "the template");
+  std::string source, bos = o.bos_token, eos = o.eos_token;
+  if (ends_with_json(o.template_path)) {  // a tokenizer_config.json
+    const chat::ModelChatTemplate t = chat::read_tokenizer_config(o.template_path);
+    if (t.source.empty()) throw Error(o.template_path + ": has no chat_template");
+    source = t.source;
+    if (!o.bos_given) bos = t.bos_token;
+    if (!o.eos_given) eos = t.eos_token;
+  } else {
+    source = read_text(o.template_path, "the template");
+  }
   chat::Object vars =
       chat::variables_from_json(read_text(o.messages_path, "the messages"), o.messages_path);
   const auto set_default = [&](const std::string& key, chat::Value v) {
@@ -91,8 +109,8 @@ int render(const Options& o, std::ostream& out) {
     }
     vars.emplace_back(key, std::move(v));
   };
-  set_default("bos_token", chat::Value::string(o.bos_token));
-  set_default("eos_token", chat::Value::string(o.eos_token));
+  set_default("bos_token", chat::Value::string(bos));
+  set_default("eos_token", chat::Value::string(eos));
   set_default("add_generation_prompt", chat::Value::boolean(o.add_generation_prompt));
   try {
     const chat::ChatTemplate t = chat::ChatTemplate::parse(source);

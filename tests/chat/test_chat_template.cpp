@@ -6,6 +6,7 @@
 #include <string>
 
 #include "llama/chat/json_value.hpp"
+#include "llama/chat/model_template.hpp"
 #include "llama/chat/template.hpp"
 #include "test_support.hpp"
 
@@ -232,4 +233,46 @@ TEST_CASE("chat templates: variables from JSON", "[chat]") {
   CHECK_THROWS_WITH(
       chat::variables_from_json(std::string(300, '[') + std::string(300, ']'), "m.json"),
       Catch::Contains("nested deeper than"));
+}
+
+TEST_CASE("chat templates: a model's own from tokenizer_config.json", "[chat]") {
+  const chat::ModelChatTemplate llama3 =
+      chat::read_tokenizer_config(llama::test::model_path("hf/rand-llama3/tokenizer_config.json"));
+  CHECK(llama3.bos_token == "<|begin_of_text|>");
+  CHECK(llama3.eos_token == "<|end_of_text|>");
+  chat::Object vars = chat::variables_from_json(R"([{"role": "user", "content": " Hi "}])", "m");
+  vars.emplace_back("bos_token", Value::string(llama3.bos_token));
+  CHECK(ChatTemplate::parse(llama3.source).render(vars) ==
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  const chat::ModelChatTemplate none =
+      chat::read_tokenizer_config(llama::test::model_path("hf/stories1M/tokenizer_config.json"));
+  CHECK(none.source.empty());
+  CHECK(none.bos_token == "<s>");
+
+  const auto config = [](const std::string& name, const std::string& text) {
+    const std::string path = llama::test::temp_path(name);
+    const auto* p = reinterpret_cast<const std::byte*>(text.data());
+    llama::test::write_file(path, std::vector<std::byte>(p, p + text.size()));
+    return path;
+  };
+  const chat::ModelChatTemplate named = chat::read_tokenizer_config(
+      config("named.json", R"({"chat_template": [{"name": "tool_use", "template": "T"},
+                       {"name": "default", "template": "D"}],
+                       "bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": null})"));
+  CHECK(named.source == "D");
+  CHECK(named.bos_token == "<s>");
+  CHECK(named.eos_token.empty());
+  const std::string bad = config("bad.json", R"({"chat_template": 3})");
+  CHECK_THROWS_WITH(chat::read_tokenizer_config(bad),
+                    bad + ": chat_template is neither a string nor a list of named templates");
+  const std::string nodefault =
+      config("nodefault.json", R"({"chat_template": [{"name": "x", "template": "T"}]})");
+  CHECK_THROWS_WITH(chat::read_tokenizer_config(nodefault),
+                    nodefault + ": chat_template lists no template named \"default\"");
+  const std::string broken = config("broken.json", "{");
+  CHECK_THROWS_WITH(chat::read_tokenizer_config(broken),
+                    Catch::Contains(broken + ": not valid JSON"));
+  CHECK_THROWS_WITH(chat::read_tokenizer_config("/nonexistent/tokenizer_config.json"),
+                    "/nonexistent/tokenizer_config.json: cannot open");
 }

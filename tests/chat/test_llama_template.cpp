@@ -53,6 +53,24 @@ TEST_CASE("llama-template renders a conversation exactly", "[chat][llama-templat
   CHECK(r.out == "B<|a|>b\n");
 }
 
+TEST_CASE("llama-template reads a model's tokenizer_config.json", "[chat][llama-template]") {
+  const std::string config = llama::test::model_path("hf/rand-llama3/tokenizer_config.json");
+  const std::string msgs = file("hi.json", R"([{"role": "user", "content": "Hi"}])");
+  Run r = run({"--template", config, "--messages", msgs});
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  r = run({"--template", config, "--messages", msgs, "--bos-token", "B"});
+  CHECK(r.out.starts_with("B<|start_header_id|>"));
+  r = run({"--template", llama::test::model_path("hf/stories1M/tokenizer_config.json"),
+           "--messages", msgs});
+  CHECK(r.code == 1);
+  CHECK(r.err ==
+        "llama-template: " + llama::test::model_path("hf/stories1M/tokenizer_config.json") +
+            ": has no chat_template\n");
+}
+
 TEST_CASE("llama-template: the reference set through the program", "[chat][llama-template]") {
   const nlohmann::json ref =
       llama::test::load_json(llama::test::reference_path("chat-templates.json"));
