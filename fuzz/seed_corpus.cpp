@@ -1,6 +1,6 @@
 // llama-fuzz-seeds OUTDIR: writes the seed corpus of every fuzz target into
 // OUTDIR/<target>/, generated here (tiny checkpoints in versions 0, 1 and 2, a
-// byte-level tokenizer, texts, argument lists), never copied from the shared models.
+// byte-level tokenizer, texts, argument lists, GGUF files), never copied from the shared models.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "llama/formats/gguf_writer.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
 
@@ -127,6 +128,57 @@ void tokenizer_seeds(const fs::path& dir) {
   write(dir, "prefix-of-vocab", small);
 }
 
+// A GGUF through the project's writer: `llama` metadata with a small
+// vocabulary, a tensor of each type the reader computes with, and a custom
+// alignment when asked.
+Bytes gguf_file(uint32_t alignment, int layers) {
+  namespace gguf = llama::gguf;
+  gguf::Writer w;
+  w.set_string("general.architecture", "llama");
+  w.set_u32("llama.embedding_length", 32);
+  w.set_u32("llama.block_count", static_cast<uint32_t>(layers));
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>",
+                                          "\xe2\x96\x81"
+                                          "a",
+                                          "b"});
+  w.set_f32s("tokenizer.ggml.scores", {0, 0, 0, -1, -2});
+  w.set_i32s("tokenizer.ggml.token_type", {2, 3, 3, 1, 1});
+  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  auto fill = [](int64_t n) {
+    return [n] {
+      std::vector<std::byte> b(static_cast<size_t>(n));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>((i * 37 + 11) & 0x3f);
+      return b;
+    };
+  };
+  const std::pair<const char*, gguf::TensorType> types[] = {
+      {"f32", gguf::TensorType::F32},   {"f16", gguf::TensorType::F16},
+      {"bf16", gguf::TensorType::BF16}, {"q8_0", gguf::TensorType::Q8_0},
+      {"q4_0", gguf::TensorType::Q4_0}, {"q4_k", gguf::TensorType::Q4_K},
+      {"q6_k", gguf::TensorType::Q6_K}};
+  for (int l = 0; l < layers; ++l) {
+    for (const auto& [name, type] : types) {
+      const std::vector<int64_t> shape = {2, 256};
+      const std::string full = "blk." + std::to_string(l) + "." + name + ".weight";
+      w.add_tensor(full, shape, type, fill(gguf::Writer::tensor_bytes(full, shape, type)));
+    }
+  }
+  std::ostringstream out;
+  w.write(out, "seed", alignment);
+  const std::string str = out.str();
+  return Bytes(str.begin(), str.end());
+}
+
+void gguf_seeds(const fs::path& dir) {
+  write(dir, "llama-tensors", gguf_file(32, 1));
+  write(dir, "aligned-64-two-layers", gguf_file(64, 2));
+  Bytes cut = gguf_file(32, 1);
+  cut.resize(cut.size() / 3);
+  write(dir, "truncated", cut);
+}
+
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 void bpe_seeds(const fs::path& dir) {
@@ -180,6 +232,7 @@ int main(int argc, char** argv) {
     bpe_seeds(out / "bpe_encode");
     cli_seeds(out / "cli_args");
     chat_template_seeds(out / "chat_template");
+    gguf_seeds(out / "gguf");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
     return 1;
