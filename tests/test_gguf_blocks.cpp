@@ -1,0 +1,226 @@
+// GGUF's block types against llama.cpp's own code: dequantization of seeded
+// random blocks, every f16/bf16 bit pattern, the quantizers, and every block
+// tensor of the shared files, each compared by hash with what ggml-quants.c
+// produced out of tree (tests/data/ggml-blocks.json says how). Then our
+// quantizers reproduce llama-quantize's shared files byte for byte.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "llama/formats/gguf_file.hpp"
+#include "llama/kernels/blocks.hpp"
+#include "llama/kernels/half.hpp"
+#include "test_support.hpp"
+
+namespace gguf = llama::gguf;
+
+namespace {
+
+// run.c's xorshift*, 64-bit output; gen.py's Rng.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1Dull;
+  }
+  std::vector<std::byte> bytes(size_t n) {
+    std::vector<std::byte> out;
+    while (out.size() < n) {
+      const uint64_t v = next();
+      for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::byte>(v >> (8 * i)));
+    }
+    out.resize(n);
+    return out;
+  }
+};
+
+std::string fnv64(const void* data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+template <typename T>
+std::string fnv64(const std::vector<T>& v) {
+  return fnv64(v.data(), v.size() * sizeof(T));
+}
+
+template <typename Block>
+std::span<const Block> blocks_of(std::span<const std::byte> b) {
+  REQUIRE(reinterpret_cast<uintptr_t>(b.data()) % alignof(Block) == 0);
+  return {reinterpret_cast<const Block*>(b.data()), b.size() / sizeof(Block)};
+}
+
+// Values of `bytes` holding `n` values of GGUF type `type` (test dispatch).
+std::vector<float> dequantize(const std::string& type, std::span<const std::byte> bytes, size_t n) {
+  std::vector<float> out(n);
+  if (type == "Q8_0") llama::dequantize_q8_0(blocks_of<llama::BlockQ8_0>(bytes), out);
+  if (type == "Q4_0") llama::dequantize_q4_0(blocks_of<llama::BlockQ4_0>(bytes), out);
+  if (type == "Q4_K") llama::dequantize_q4_k(blocks_of<llama::BlockQ4_K>(bytes), out);
+  if (type == "Q6_K") llama::dequantize_q6_k(blocks_of<llama::BlockQ6_K>(bytes), out);
+  if (type == "F16") llama::f16_to_f32(blocks_of<uint16_t>(bytes), out);
+  return out;
+}
+
+struct Layout {
+  size_t bytes, values;
+  std::vector<size_t> scale_fields;  // byte offsets of f16 scales in a block
+};
+Layout layout(const std::string& type) {
+  if (type == "Q8_0") return {34, 32, {0}};
+  if (type == "Q4_0") return {18, 32, {0}};
+  if (type == "Q4_K") return {144, 256, {0, 2}};
+  return {210, 256, {208}};  // Q6_K
+}
+
+const nlohmann::json& crosscheck() {
+  static const nlohmann::json j = llama::test::load_json(LLAMA_TEST_DATA_DIR "/ggml-blocks.json");
+  return j;
+}
+
+// gen.py's floats: per block of 32 a scale 2^(k - 12), the first block zeros.
+std::vector<float> seeded_floats(uint64_t seed, size_t n) {
+  Rng r{seed};
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t u = r.next();
+    const double scale = std::ldexp(1.0, static_cast<int>((i / 32) % 24) - 12);
+    v[i] = static_cast<float>((static_cast<double>(u >> 40) / 16777216.0 - 0.5) * scale);
+  }
+  std::fill(v.begin(), v.begin() + 32, 0.0f);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("gguf blocks: dequantization equals ggml's on seeded random blocks", "[gguf][kernels]") {
+  for (const auto& c : crosscheck()["blocks"]) {
+    if (c.contains("all_bit_patterns")) continue;
+    const std::string type = c["type"];
+    INFO(type);
+    const Layout l = layout(type);
+    const size_t n = c["blocks"];
+    auto b = Rng{c["seed"].get<uint64_t>()}.bytes(n * l.bytes);
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t f : l.scale_fields) b[i * l.bytes + f + 1] &= std::byte{0xbf};  // finite scales
+    }
+    const auto y = dequantize(type, b, n * l.values);
+    CHECK(y[0] == c["first"][0].get<float>());
+    CHECK(y[3] == c["first"][3].get<float>());
+    CHECK(fnv64(y) == c["fnv64"].get<std::string>());
+  }
+}
+
+TEST_CASE("gguf blocks: every f16 and bf16 bit pattern widens as ggml's does", "[gguf][kernels]") {
+  for (const auto& c : crosscheck()["blocks"]) {
+    if (!c.contains("all_bit_patterns")) continue;
+    const std::string type = c["type"];
+    INFO(type);
+    std::vector<float> kept;
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const float f = type == "F16" ? llama::f16_to_f32(static_cast<uint16_t>(h))
+                                    : llama::bf16_to_f32(static_cast<uint16_t>(h));
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      if ((bits & 0x7fffffff) > 0x7f800000) {
+        CHECK(std::isnan(f));
+        continue;
+      }
+      kept.push_back(f);
+    }
+    CHECK(fnv64(kept) == c["fnv64_non_nan"].get<std::string>());
+  }
+  // Round trips of every non-NaN pattern are the identity.
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = llama::f16_to_f32(static_cast<uint16_t>(h));
+    if (!std::isnan(f)) REQUIRE(llama::f32_to_f16(f) == h);
+    const float g = llama::bf16_to_f32(static_cast<uint16_t>(h));
+    if (!std::isnan(g)) REQUIRE(llama::f32_to_bf16(g) == h);
+  }
+  CHECK(llama::f32_to_f16(65519.99f) == 0x7bff);         // rounds down to the largest f16
+  CHECK(llama::f32_to_f16(65520.0f) == 0x7c00);          // the tie rounds to even: infinity
+  CHECK(llama::f32_to_f16(std::ldexp(1.0f, -25)) == 0);  // half the smallest subnormal: even
+  CHECK(llama::f32_to_f16(std::ldexp(1.5f, -25)) == 1);
+}
+
+TEST_CASE("gguf blocks: quantizers and narrowing equal ggml's reference ones", "[gguf][kernels]") {
+  for (const auto& c : crosscheck()["quantize"]) {
+    const std::string type = c["type"];
+    INFO(type);
+    const auto x = seeded_floats(c["seed"], c["values"]);
+    std::string h;
+    if (type == "Q8_0") {
+      std::vector<llama::BlockQ8_0> b(x.size() / 32);
+      llama::quantize_q8_0(x, b);
+      h = fnv64(b);
+    } else if (type == "Q4_0") {
+      std::vector<llama::BlockQ4_0> b(x.size() / 32);
+      llama::quantize_q4_0(x, b);
+      h = fnv64(b);
+    } else {
+      std::vector<uint16_t> b;
+      for (float v : x) b.push_back(type == "F16" ? llama::f32_to_f16(v) : llama::f32_to_bf16(v));
+      h = fnv64(b);
+    }
+    CHECK(h == c["fnv64"].get<std::string>());
+  }
+}
+
+TEST_CASE("gguf blocks: every block tensor of the shared files dequantizes as ggml's does",
+          "[gguf][kernels]") {
+  std::map<std::string, gguf::File> files;
+  size_t checked = 0;
+  for (const auto& c : crosscheck()["files"]) {
+    const std::string file = c["file"], name = c["tensor"], type = c["type"];
+    INFO(file << " " << name);
+    if (!files.count(file)) files.emplace(file, gguf::File::open(llama::test::model_path(file)));
+    const gguf::Tensor* t = files.at(file).find_tensor(name);
+    REQUIRE(t != nullptr);
+    REQUIRE(gguf::type_name(t->type) == type);
+    CHECK(fnv64(dequantize(type, t->data, static_cast<size_t>(t->elements))) ==
+          c["fnv64"].get<std::string>());
+    ++checked;
+  }
+  CHECK(checked >= 100);  // all four stories1M block files and both rand-k ones
+}
+
+TEST_CASE("gguf blocks: our quantizers rewrite stories1M.f32 as llama-quantize did",
+          "[gguf][kernels]") {
+  const auto f32 = gguf::File::open(llama::test::model_path("gguf/stories1M.f32.gguf"));
+  for (const char* target :
+       {"gguf/stories1M.f16.gguf", "gguf/stories1M.q8_0.gguf", "gguf/stories1M.q4_0.gguf"}) {
+    const auto q = gguf::File::open(llama::test::model_path(target));
+    size_t compared = 0;
+    for (const gguf::Tensor& t : q.tensors()) {
+      INFO(target << " " << t.name);
+      const gguf::Tensor* src = f32.find_tensor(t.name);
+      REQUIRE(src != nullptr);
+      REQUIRE(src->type == 0);
+      const std::span<const float> x = {reinterpret_cast<const float*>(src->data.data()),
+                                        static_cast<size_t>(src->elements)};
+      std::vector<std::byte> out(t.data.size());
+      const auto type = static_cast<gguf::TensorType>(t.type);
+      if (type == gguf::TensorType::F32) continue;  // norms stay f32
+      if (type == gguf::TensorType::Q8_0) {
+        llama::quantize_q8_0(x, {reinterpret_cast<llama::BlockQ8_0*>(out.data()), x.size() / 32});
+      } else if (type == gguf::TensorType::Q4_0) {
+        llama::quantize_q4_0(x, {reinterpret_cast<llama::BlockQ4_0*>(out.data()), x.size() / 32});
+      } else {
+        REQUIRE(type == gguf::TensorType::F16);
+        for (size_t i = 0; i < x.size(); ++i) {
+          const uint16_t h = llama::f32_to_f16(x[i]);
+          std::memcpy(out.data() + 2 * i, &h, 2);
+        }
+      }
+      CHECK(std::memcmp(out.data(), t.data.data(), out.size()) == 0);
+      ++compared;
+    }
+    CHECK(compared >= 37);  // every matrix: 7 per layer, the embedding (and output when untied)
+  }
+}
