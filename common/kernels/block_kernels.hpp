@@ -1,0 +1,15 @@
+// Private to the core: the SIMD kernels behind block_products.hpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "llama/kernels/block_products.hpp"
+
+namespace llama::detail {
+
+// q8_0_blocks_matvec_rows with AVX-512 VNNI; the caller checks the CPU.
+void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                  int64_t row_begin, int64_t row_end);
+
+}  // namespace llama::detail

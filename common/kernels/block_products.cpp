@@ -1,0 +1,231 @@
+// Products with GGUF block weights: the portable kernels (the definitions the
+// SIMD ones reproduce), activation quantization as llama.cpp does it on x86,
+// the Q8_0 batch through the int8 batch kernel, and tile dequantization.
+#include "llama/kernels/block_products.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "block_kernels.hpp"
+#include "llama/error.hpp"
+#include "llama/kernels/blocks.hpp"
+#include "llama/kernels/half.hpp"
+
+namespace llama {
+
+const char* to_string(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::f16:
+      return "F16";
+    case BlockKind::bf16:
+      return "BF16";
+    case BlockKind::q8_0:
+      return "Q8_0";
+    case BlockKind::q4_0:
+      return "Q4_0";
+    case BlockKind::q4_k:
+      return "Q4_K";
+    default:
+      return "Q6_K";
+  }
+}
+
+int64_t block_values(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::f16:
+    case BlockKind::bf16:
+      return 1;
+    case BlockKind::q8_0:
+    case BlockKind::q4_0:
+      return kQK;
+    default:
+      return kQK_K;
+  }
+}
+
+int64_t block_bytes(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::f16:
+    case BlockKind::bf16:
+      return 2;
+    case BlockKind::q8_0:
+      return sizeof(BlockQ8_0);
+    case BlockKind::q4_0:
+      return sizeof(BlockQ4_0);
+    case BlockKind::q4_k:
+      return sizeof(BlockQ4_K);
+    default:
+      return sizeof(BlockQ6_K);
+  }
+}
+
+void check_block_matrix(const BlockMatrix& w, const std::string& what) {
+  const int64_t bv = block_values(w.kind);
+  if (w.rows < 0 || w.cols <= 0 || w.cols % bv != 0) {
+    throw Error(what + ": " + to_string(w.kind) + " matrix of " + std::to_string(w.rows) + " x " +
+                std::to_string(w.cols) + " does not hold whole blocks of " + std::to_string(bv));
+  }
+  __int128 need = static_cast<__int128>(w.rows) * w.row_bytes();
+  if (need != static_cast<__int128>(w.bytes.size())) {
+    throw Error(what + ": " + to_string(w.kind) + " matrix of " + std::to_string(w.rows) + " x " +
+                std::to_string(w.cols) + " needs " + std::to_string(static_cast<int64_t>(need)) +
+                " bytes, has " + std::to_string(w.bytes.size()));
+  }
+  if (reinterpret_cast<uintptr_t>(w.bytes.data()) % 2 != 0) {
+    throw Error(what + ": " + to_string(w.kind) + " blocks are not 2-byte aligned");
+  }
+}
+
+namespace {
+
+template <typename Block>
+std::span<const Block> blocks_of(const std::byte* p, int64_t n) {
+  return {reinterpret_cast<const Block*>(p), static_cast<size_t>(n)};
+}
+
+// Values [0, n) of a row (n a multiple of the block size) into out.
+void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out) {
+  const std::span<float> o(out, static_cast<size_t>(n));
+  const int64_t nb = n / block_values(kind);
+  switch (kind) {
+    case BlockKind::f16:
+      f16_to_f32(blocks_of<uint16_t>(row, nb), o);
+      break;
+    case BlockKind::bf16:
+      bf16_to_f32(blocks_of<uint16_t>(row, nb), o);
+      break;
+    case BlockKind::q8_0:
+      dequantize_q8_0(blocks_of<BlockQ8_0>(row, nb), o);
+      break;
+    case BlockKind::q4_0:
+      dequantize_q4_0(blocks_of<BlockQ4_0>(row, nb), o);
+      break;
+    case BlockKind::q4_k:
+      dequantize_q4_k(blocks_of<BlockQ4_K>(row, nb), o);
+      break;
+    case BlockKind::q6_k:
+      dequantize_q6_k(blocks_of<BlockQ6_K>(row, nb), o);
+      break;
+  }
+}
+
+// ggml's x86 rounding: _mm256_round_ps(_MM_ROUND_NEAREST), cvtps_epi32 and the
+// saturating packs; NaN (which the packs would make -128) becomes 0.
+int8_t round_to_int8(float v) {
+  if (!(v == v)) return 0;
+  return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0f, 127.0f));
+}
+
+// q8_0_blocks_matvec_rows' definition: per block the int32 dot, then
+// val = fma(float(dot) * w_scale, x_scale, val).
+float q8_0_row_dot_portable(const std::byte* row, const Q8View& x, int64_t blocks) {
+  float val = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    BlockQ8_0 blk;
+    std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
+    const int8_t* xv = x.values.data() + b * kQK;
+    int32_t dot = 0;
+    for (int j = 0; j < kQK; ++j) dot += int32_t{blk.qs[j]} * int32_t{xv[j]};
+    val = std::fma(static_cast<float>(dot) * f16_to_f32(blk.d), x.scales[static_cast<size_t>(b)],
+                   val);
+  }
+  return val;
+}
+
+}  // namespace
+
+void quantize_activations_q8_0_blocks(std::span<const float> x, Q8Vector& out) {
+  out.resize(static_cast<int64_t>(x.size()), kQK);
+  quantize_activations_q8_0_blocks(x, out.values, out.scales);
+}
+
+void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
+                                      std::span<float> scales) {
+  for (size_t b = 0; b < scales.size(); ++b) {
+    const float* xb = x.data() + b * kQK;
+    float amax = 0.0f;
+    for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const uint16_t d = f32_to_f16(amax / 127.f);
+    const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+    scales[b] = f16_to_f32(d);
+    for (int j = 0; j < kQK; ++j) values[b * kQK + j] = round_to_int8(xb[j] * id);
+  }
+}
+
+void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                             int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  if (kernel == Q8Kernel::avx512_vnni) {
+    detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    return;
+  }
+  const int64_t blocks = w.cols / kQK;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    out[static_cast<size_t>(r - row_begin)] = q8_0_row_dot_portable(w.row(r), x, blocks);
+  }
+}
+
+void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                             const Q8BatchView& x, int64_t row_begin, int64_t row_end,
+                             Q8Kernel kernel) {
+  constexpr int64_t kTile = 64;
+  const int64_t blocks = w.cols / kQK;
+  std::vector<int8_t> values(static_cast<size_t>(kTile * w.cols));  // i8 [tile, cols]
+  std::vector<float> scales(static_cast<size_t>(kTile * blocks));   // f32 [tile, blocks]
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTile) {
+    const int64_t n = std::min(kTile, row_end - r0);
+    for (int64_t i = 0; i < n; ++i) {
+      const std::byte* row = w.row(r0 + i);
+      for (int64_t b = 0; b < blocks; ++b) {
+        BlockQ8_0 blk;
+        std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
+        std::memcpy(values.data() + i * w.cols + b * kQK, blk.qs, kQK);
+        scales[static_cast<size_t>(i * blocks + b)] = f16_to_f32(blk.d);
+      }
+    }
+    const QuantizedTensor tile{{values.data(), static_cast<size_t>(n * w.cols)},
+                               {scales.data(), static_cast<size_t>(n * blocks)},
+                               kQK};
+    q8_matmat_rows(out.subspan(static_cast<size_t>(r0)), out_stride, tile, x, 0, n, kernel);
+  }
+}
+
+void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
+                            int64_t row_begin, int64_t row_end) {
+  // One block (at most 256 values) at a time, dequantized into registers'
+  // worth of stack and summed in 16 f32 lanes.
+  const int64_t bv = block_values(w.kind) == 1 ? 256 : block_values(w.kind);
+  const int64_t step_bytes =
+      w.kind == BlockKind::f16 || w.kind == BlockKind::bf16 ? 512 : block_bytes(w.kind);
+  alignas(64) float tmp[256];
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const std::byte* row = w.row(r);
+    float lanes[16] = {};
+    int64_t k = 0;
+    for (; k + bv <= w.cols; k += bv) {
+      dequantize_row(w.kind, row + k / bv * step_bytes, bv, tmp);
+      for (int64_t j = 0; j < bv; j += 16) {
+        for (int l = 0; l < 16; ++l)
+          lanes[l] = std::fma(tmp[j + l], x[static_cast<size_t>(k + j + l)], lanes[l]);
+      }
+    }
+    float tail = 0.0f;  // plain types only: fewer than 256 values left
+    for (; k < w.cols; ++k) {
+      float v;
+      dequantize_row(w.kind, row + k * 2, 1, &v);
+      tail = std::fma(v, x[static_cast<size_t>(k)], tail);
+    }
+    float s = 0.0f;
+    for (float l : lanes) s += l;
+    out[static_cast<size_t>(r - row_begin)] = s + tail;
+  }
+}
+
+void dequantize_rows(const BlockMatrix& w, int64_t row_begin, int64_t row_end,
+                     std::span<float> out) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    dequantize_row(w.kind, w.row(r), w.cols, out.data() + (r - row_begin) * w.cols);
+  }
+}
+
+}  // namespace llama

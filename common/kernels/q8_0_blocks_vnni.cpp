@@ -1,0 +1,117 @@
+// The AVX-512 VNNI matrix-vector kernel for GGUF Q8_0 blocks (decode), read in
+// place: each block is an f16 scale then 32 int8 values, 34 bytes.
+//
+// One row at a time (the row streams in order, which the hardware prefetchers
+// follow), 16 blocks per step: two blocks' values share a 512-bit register
+// (two 256-bit loads), are flipped to w + 128 (u8, vpdpbusd's unsigned
+// operand) and multiplied with x's 64 bytes; 8 such accumulators are split
+// into their 16 block halves and reduced by one transpose of adds into a lane
+// per block. x's 128 * sum per block (exact int32, once per call) is
+// subtracted, the 16 f16 scales are gathered and widened, and float(dot) *
+// w_scale is fed to the row's chain val = fma(., x_scale, val) block by block:
+// the portable kernel's operations, so the same bits.
+#include <cstring>
+
+#include "block_kernels.hpp"
+#include "llama/kernels/half.hpp"
+#include "llama/uninitialized_array.hpp"
+#include "q8_vnni_ops.hpp"
+
+namespace llama::detail {
+namespace {
+
+using namespace vnni;
+
+// vnni's operations plus 256-bit vpdpbusd (AVX-512 VL).
+#define LLAMA_BLOCKS_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+constexpr int64_t kStep = 16;  // blocks per step
+
+LLAMA_BLOCKS_VNNI inline int32_t reduce_add8(__m256i v) {
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+  return _mm_cvtsi128_si32(s4);
+}
+
+// Blocks [b0, b0 + 16) of row `w` against x: the 16 int32 dots, uncorrected.
+LLAMA_BLOCKS_VNNI inline __m512i dots16(const std::byte* w, const int8_t* x) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i acc[16];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    // Block 2j's 32 values in the low half, block 2j + 1's in the high half
+    // (masked loads: each touches only its block's bytes).
+    const std::byte* lo = w + (2 * j) * 34 + 2;
+    const std::byte* hi = w + (2 * j + 1) * 34 + 2;
+    const __m512i wv = _mm512_mask_loadu_epi64(_mm512_maskz_loadu_epi64(0x0f, lo), 0xf0, hi - 32);
+    const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(wv, flip),
+                                          _mm512_loadu_si512(x + 64 * j));
+    acc[2 * j] = _mm512_maskz_mov_epi32(0x00ff, d);
+    acc[2 * j + 1] = _mm512_maskz_mov_epi32(0xff00, d);
+  }
+  return reduce16(acc);
+}
+
+// The 16 f16 scales of blocks [0, 16) from `w`, widened.
+LLAMA_BLOCKS_VNNI inline __m512 scales16(const std::byte* w) {
+  const __m512i at =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(34));
+  // 4 bytes at each block's start: the scale and two values (inside the block).
+  const __m512i raw = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, at, w, 1);
+  return _mm512_maskz_cvtph_ps(kAll16, _mm512_maskz_cvtepi32_epi16(kAll16, raw));
+}
+
+LLAMA_BLOCKS_VNNI float row_dot_vnni(const std::byte* w, const int8_t* xv, const float* xs,
+                                     const int32_t* corr, int64_t blocks) {
+  alignas(64) float scaled[kStep];
+  float val = 0.0f;
+  int64_t b = 0;
+  for (; b + kStep <= blocks; b += kStep) {
+    const __m512i dots =
+        _mm512_sub_epi32(dots16(w + b * 34, xv + b * 32), _mm512_loadu_si512(corr + b));
+    _mm512_store_ps(scaled,
+                    _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), scales16(w + b * 34)));
+    for (int j = 0; j < kStep; ++j) val = std::fma(scaled[j], xs[b + j], val);
+  }
+  for (; b < blocks; ++b) {
+    const std::byte* blk = w + b * 34;
+    const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + b * 32));
+    const __m256i d =
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(),
+                            _mm256_xor_si256(wv, _mm256_set1_epi8(static_cast<char>(0x80))), xq);
+    const int32_t ival = reduce_add8(d) - corr[b];
+    uint16_t h;
+    std::memcpy(&h, blk, 2);
+    val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[b], val);
+  }
+  return val;
+}
+
+}  // namespace
+
+LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w,
+                                                    const Q8View& x, int64_t row_begin,
+                                                    int64_t row_end) {
+  const int64_t blocks = w.cols / 32;
+  // 128 * sum of each block of x: what the u8 flip adds to every row's dot.
+  // On the stack up to 4096 blocks (131072 columns): decode allocates nothing.
+  alignas(64) int32_t stack[4096];
+  UninitializedArray<int32_t> heap(blocks > 4096 ? static_cast<size_t>(blocks) : 0);
+  int32_t* corr = blocks > 4096 ? heap.data() : stack;
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const __m256i xq =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * 32));
+    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, xq);
+    corr[b] = 128 * reduce_add8(s);
+  }
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    out[static_cast<size_t>(r - row_begin)] =
+        row_dot_vnni(w.row(r), x.values.data(), x.scales.data(), corr, blocks);
+  }
+}
+
+}  // namespace llama::detail

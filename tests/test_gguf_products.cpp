@@ -1,0 +1,214 @@
+// Products with GGUF block weights in place: the f32-activation kernels against
+// a double-precision sum of the exact dequantized weights, the Q8_0 kernels
+// portable against VNNI bit for bit, the batch against one vector at a time bit
+// for bit, and the activation quantization's rounding.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "llama/error.hpp"
+#include "llama/kernels/block_products.hpp"
+#include "llama/kernels/blocks.hpp"
+#include "llama/kernels/half.hpp"
+
+using llama::BlockKind;
+using llama::BlockMatrix;
+
+namespace {
+
+// Random blocks with finite scales of moderate size (|d| < 2^-4).
+std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols, uint32_t seed) {
+  const BlockMatrix shape{{}, rows, cols, kind};
+  std::vector<std::byte> b(static_cast<size_t>(rows * shape.row_bytes()));
+  std::mt19937 rng(seed);
+  for (auto& x : b) x = static_cast<std::byte>(rng());
+  auto scale = [&](size_t at) {
+    const uint16_t h = llama::f32_to_f16(std::ldexp(static_cast<float>(rng() % 1000 + 1), -14) *
+                                         (rng() % 2 ? 1.0f : -1.0f));
+    std::memcpy(b.data() + at, &h, 2);
+  };
+  const int64_t bb = llama::block_bytes(kind), n = static_cast<int64_t>(b.size()) / bb;
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t at = static_cast<size_t>(i * bb);
+    switch (kind) {
+      case BlockKind::f16:
+        scale(at);
+        break;
+      case BlockKind::bf16: {
+        const uint16_t h = llama::f32_to_bf16(static_cast<float>(rng() % 2000) / 1000.0f - 1.0f);
+        std::memcpy(b.data() + at, &h, 2);
+        break;
+      }
+      case BlockKind::q8_0:
+      case BlockKind::q4_0:
+        scale(at);
+        break;
+      case BlockKind::q4_k:
+        scale(at);
+        scale(at + 2);
+        break;
+      case BlockKind::q6_k:
+        scale(at + 208);
+        break;
+    }
+  }
+  return b;
+}
+
+std::vector<float> random_vector(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// sum_k w[r, k] x[k] in double over the exact weights.
+std::vector<double> exact_products(const BlockMatrix& w, const std::vector<float>& x) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  std::vector<double> y(static_cast<size_t>(w.rows));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    llama::dequantize_rows(w, r, r + 1, row);
+    double s = 0;
+    for (int64_t k = 0; k < w.cols; ++k) s += double(row[k]) * double(x[k]);
+    y[r] = s;
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("block products: f32 activations give the exact weights' products", "[gguf][kernels]") {
+  for (BlockKind kind : {BlockKind::f16, BlockKind::bf16, BlockKind::q8_0, BlockKind::q4_0,
+                         BlockKind::q4_k, BlockKind::q6_k}) {
+    for (int64_t cols : {256, 512, 768 + 256}) {
+      INFO(llama::to_string(kind) << " cols " << cols);
+      const int64_t rows = 37;
+      const auto bytes = random_blocks(kind, rows, cols, 7);
+      const BlockMatrix w{bytes, rows, cols, kind};
+      llama::check_block_matrix(w, "w");
+      const auto x = random_vector(cols, 11);
+      const auto want = exact_products(w, x);
+      std::vector<float> got(static_cast<size_t>(rows - 5));
+      llama::blocks_matvec_rows_f32(got, w, x, 3, rows - 2);
+      double scale = 0;
+      for (double v : want) scale = std::max(scale, std::fabs(v));
+      for (int64_t r = 3; r < rows - 2; ++r) {
+        REQUIRE(std::fabs(got[r - 3] - want[r]) <= 1e-5 * scale);
+      }
+    }
+  }
+  // F16 rows that are not a multiple of 256 take the tail.
+  const auto bytes = random_blocks(BlockKind::f16, 3, 300, 5);
+  const BlockMatrix w{bytes, 3, 300, BlockKind::f16};
+  const auto x = random_vector(300, 3);
+  const auto want = exact_products(w, x);
+  std::vector<float> got(3);
+  llama::blocks_matvec_rows_f32(got, w, x, 0, 3);
+  for (int r = 0; r < 3; ++r) CHECK(got[r] == Approx(want[r]).epsilon(1e-5));
+}
+
+TEST_CASE("block products: dequantize_rows is the blocks' one definition", "[gguf][kernels]") {
+  const auto bytes = random_blocks(BlockKind::q4_k, 4, 512, 3);
+  const BlockMatrix w{bytes, 4, 512, BlockKind::q4_k};
+  std::vector<float> rows(2 * 512), direct(4 * 512);
+  llama::dequantize_rows(w, 1, 3, rows);
+  llama::dequantize_q4_k({reinterpret_cast<const llama::BlockQ4_K*>(bytes.data()), 8}, direct);
+  CHECK(std::memcmp(rows.data(), direct.data() + 512, rows.size() * 4) == 0);
+}
+
+TEST_CASE("block products: Q8_0 activations are quantized as llama.cpp does on x86",
+          "[gguf][kernels]") {
+  std::vector<float> x(64, 0.0f);
+  x[0] = 127.0f;  // scale 1: values are x rounded half to even
+  x[1] = 2.5f;
+  x[2] = -3.5f;
+  x[3] = 0.5f;
+  x[4] = 126.6f;
+  // Block 2: a scale whose f16 rounding shows.
+  for (int j = 0; j < 32; ++j) x[32 + j] = 0.001f * static_cast<float>(j);
+  llama::Q8Vector q;
+  llama::quantize_activations_q8_0_blocks(x, q);
+  CHECK(q.group_size == 32);
+  CHECK(q.scales[0] == 1.0f);
+  CHECK(q.values[1] == 2);
+  CHECK(q.values[2] == -4);
+  CHECK(q.values[3] == 0);
+  CHECK(q.values[4] == 127);
+  CHECK(q.values[0] == 127);
+  CHECK(q.scales[1] == llama::f16_to_f32(llama::f32_to_f16(0.031f / 127.f)));
+  CHECK(q.scales[1] != 0.031f / 127.f);
+  CHECK(q.values[32 + 31] == 127);
+  CHECK(q.values[32 + 16] == static_cast<int8_t>(std::nearbyint(0.016f * (127.f / 0.031f))));
+  // A zero block: scale 0, values 0.
+  std::vector<float> zeros(32, 0.0f);
+  llama::quantize_activations_q8_0_blocks(zeros, q);
+  CHECK(q.scales[0] == 0.0f);
+  CHECK(q.values[7] == 0);
+}
+
+TEST_CASE("block products: Q8_0 VNNI kernel equals the portable one bit for bit",
+          "[gguf][kernels]") {
+  if (!llama::q8_kernel_available(llama::Q8Kernel::avx512_vnni)) {
+    WARN("this CPU has no AVX-512 VNNI: only the portable Q8_0 kernel is tested");
+    return;
+  }
+  for (int64_t cols : {32, 64, 512, 544, 1024, 2816}) {
+    INFO("cols " << cols);
+    const int64_t rows = 19;
+    const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, static_cast<uint32_t>(cols));
+    const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
+    llama::Q8Vector x;
+    llama::quantize_activations_q8_0_blocks(random_vector(cols, 5), x);
+    std::vector<float> a(rows), b(rows);
+    llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::Q8Kernel::portable);
+    llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::Q8Kernel::avx512_vnni);
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+    // And both are the exact product of the quantized values to f32 rounding.
+    std::vector<float> xq(static_cast<size_t>(cols));
+    for (int64_t k = 0; k < cols; ++k) xq[k] = x.values[k] * x.scales[k / 32];
+    const auto want = exact_products(w, xq);
+    for (int64_t r = 0; r < rows; ++r) CHECK(a[r] == Approx(want[r]).epsilon(1e-5).margin(1e-6));
+  }
+}
+
+TEST_CASE("block products: the Q8_0 batch equals one vector at a time bit for bit",
+          "[gguf][kernels]") {
+  for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+    if (!llama::q8_kernel_available(kernel)) continue;
+    INFO(llama::to_string(kernel));
+    const int64_t rows = 150, cols = 1024, tokens = 21;  // rows span three 64-row tiles
+    const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, 9);
+    const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
+    std::vector<int8_t> values(tokens * cols);
+    std::vector<float> scales(tokens * cols / 32);
+    for (int64_t t = 0; t < tokens; ++t) {
+      llama::quantize_activations_q8_0_blocks(random_vector(cols, static_cast<uint32_t>(100 + t)),
+                                              std::span(values).subspan(t * cols, cols),
+                                              std::span(scales).subspan(t * cols / 32, cols / 32));
+    }
+    const int64_t r0 = 5, r1 = 149;
+    std::vector<float> batch(tokens * rows, -1.0f);
+    llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
+    for (int64_t t = 0; t < tokens; ++t) {
+      const std::span<const int8_t> xv = std::span(values).subspan(t * cols, cols);
+      const std::span<const float> xs = std::span(scales).subspan(t * cols / 32, cols / 32);
+      const llama::Q8View xt(xv, xs, 32);
+      std::vector<float> one(r1 - r0);
+      llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, kernel);
+      REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
+      CHECK(batch[t * rows + r0 - 1] == -1.0f);  // rows outside the range untouched
+      CHECK(batch[t * rows + r1] == -1.0f);
+    }
+  }
+}
+
+TEST_CASE("block products: malformed matrices are refused", "[gguf][kernels]") {
+  std::vector<std::byte> b(34 * 4);
+  CHECK_THROWS_WITH(llama::check_block_matrix({b, 2, 48, BlockKind::q8_0}, "t"),
+                    "t: Q8_0 matrix of 2 x 48 does not hold whole blocks of 32");
+  CHECK_THROWS_WITH(llama::check_block_matrix({b, 3, 64, BlockKind::q8_0}, "t"),
+                    "t: Q8_0 matrix of 3 x 64 needs 204 bytes, has 136");
+  CHECK_NOTHROW(llama::check_block_matrix({b, 2, 64, BlockKind::q8_0}, "t"));
+}
