@@ -90,12 +90,18 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
       llama::check_block_matrix(w, "w");
       const auto x = random_vector(cols, 11);
       const auto want = exact_products(w, x);
-      std::vector<float> got(static_cast<size_t>(rows - 5));
-      llama::blocks_matvec_rows_f32(got, w, x, 3, rows - 2);
       double scale = 0;
       for (double v : want) scale = std::max(scale, std::fabs(v));
-      for (int64_t r = 3; r < rows - 2; ++r) {
-        REQUIRE(std::fabs(got[r - 3] - want[r]) <= 1e-5 * scale);
+      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+        if (!llama::q8_kernel_available(kernel)) {
+          WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
+          continue;
+        }
+        std::vector<float> got(static_cast<size_t>(rows - 5), -1.0f);
+        llama::blocks_matvec_rows_f32(got, w, x, 3, rows - 2, kernel);
+        for (int64_t r = 3; r < rows - 2; ++r) {
+          REQUIRE(std::fabs(got[r - 3] - want[r]) <= 1e-5 * scale);
+        }
       }
     }
   }
@@ -104,9 +110,12 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
   const BlockMatrix w{bytes, 3, 300, BlockKind::f16};
   const auto x = random_vector(300, 3);
   const auto want = exact_products(w, x);
-  std::vector<float> got(3);
-  llama::blocks_matvec_rows_f32(got, w, x, 0, 3);
-  for (int r = 0; r < 3; ++r) CHECK(got[r] == Approx(want[r]).epsilon(1e-5));
+  for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+    if (!llama::q8_kernel_available(kernel)) continue;
+    std::vector<float> got(3);
+    llama::blocks_matvec_rows_f32(got, w, x, 0, 3, kernel);
+    for (int r = 0; r < 3; ++r) CHECK(got[r] == Approx(want[r]).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("block products: dequantize_rows is the blocks' one definition", "[gguf][kernels]") {

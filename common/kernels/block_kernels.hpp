@@ -12,4 +12,9 @@ namespace llama::detail {
 void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                   int64_t row_begin, int64_t row_end);
 
+// blocks_matvec_rows_f32 with AVX-512 (F, BW, VL: every CPU with VNNI has
+// them) for every kind but Q8_0; the caller checks the CPU.
+void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
+                                   std::span<const float> x, int64_t row_begin, int64_t row_end);
+
 }  // namespace llama::detail

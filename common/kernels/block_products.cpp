@@ -191,7 +191,11 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 }
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
-                            int64_t row_begin, int64_t row_end) {
+                            int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  if (w.kind != BlockKind::q8_0 && kernel == Q8Kernel::avx512_vnni) {
+    detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
+    return;
+  }
   // One block (at most 256 values) at a time, dequantized into registers'
   // worth of stack and summed in 16 f32 lanes.
   const int64_t bv = block_values(w.kind) == 1 ? 256 : block_values(w.kind);

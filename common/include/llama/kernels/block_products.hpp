@@ -59,9 +59,11 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
                              Q8Kernel kernel);
 
 // F16, BF16, Q4_0, Q4_K, Q6_K weights (Q8_0 too, exactly): out[r - row_begin]
-// = sum over k of dequantized w[r, k] * x[k], in f32.
+// = sum over k of dequantized w[r, k] * x[k], in f32. `kernel` avx512_vnni
+// takes the AVX-512 kernels (blocks_f32_avx512.cpp), which sum in another
+// order than the portable loop: equal to f32 rounding, not bit for bit.
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
-                            int64_t row_begin, int64_t row_end);
+                            int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 // Rows [row_begin, row_end) dequantized into out (f32 [row_end - row_begin, cols]).
 void dequantize_rows(const BlockMatrix& w, int64_t row_begin, int64_t row_end,
                      std::span<float> out);
