@@ -1,7 +1,8 @@
 // libFuzzer target: gguf::File::parse on arbitrary bytes (header, metadata of
-// every value type, tensor infos, alignment, data section). Anything it accepts
-// must keep its views inside the bytes: every value is read through its typed
-// accessors and every tensor byte is touched, so ASan checks them.
+// every value type, tensor infos, alignment, data section), then the llama
+// architecture's checks (gguf::read_llama). Anything accepted must keep its
+// views inside the bytes: every value is read through its typed accessors and
+// every tensor byte is touched, so ASan checks them.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "fuzz_check.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_file.hpp"
+#include "llama/formats/gguf_llama.hpp"
 
 namespace {
 
@@ -74,6 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto f = llama::gguf::File::parse({bytes.get(), size}, "fuzz.gguf", nullptr);
     read_values(f, bytes.get(), size);
     check_tensors(f, bytes.get(), size);
+    const llama::gguf::LlamaFile m = llama::gguf::read_llama(f);
+    FUZZ_CHECK(static_cast<int64_t>(m.layers.size()) == m.n_layers, "layer count");
+    FUZZ_CHECK(m.token_embd->shape[0] == m.vocab_size, "embedding rows are the vocabulary");
   } catch (const llama::Error& e) {
     FUZZ_CHECK(std::strncmp(e.what(), "fuzz.gguf: ", 11) == 0, "error does not name the file");
     FUZZ_CHECK(std::strchr(e.what(), '\n') == nullptr, "error is not one line");

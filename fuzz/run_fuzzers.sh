@@ -22,7 +22,8 @@ rm -rf "$seeds"
 "$build/bin/llama-fuzz-seeds" "$seeds"
 
 # Encoding is quadratic in the text length; shorter inputs keep it fast.
-max_len() { case "$1" in bpe_encode) echo 512 ;; cli_args) echo 1024 ;; *) echo 8192 ;; esac; }
+# GGUF: room for a whole tiny llama model (tensors and a 260-token vocabulary).
+max_len() { case "$1" in bpe_encode) echo 512 ;; cli_args) echo 1024 ;; gguf) echo 65536 ;; *) echo 8192 ;; esac; }
 
 run_one() {
   local t="$1" corpus="$build/fuzz-corpus/$1" art="$build/fuzz-artifacts/$1/"

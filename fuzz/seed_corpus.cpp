@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf_tiny.hpp"
 #include "llama/formats/gguf_writer.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
@@ -177,6 +178,18 @@ void gguf_seeds(const fs::path& dir) {
   Bytes cut = gguf_file(32, 1);
   cut.resize(cut.size() / 3);
   write(dir, "truncated", cut);
+  // Whole llama models (tests/gguf_tiny.cpp), small enough for the fuzzer's max_len.
+  llama::test::TinyLlama tiny;
+  tiny.dim = 32, tiny.hidden = 32, tiny.layers = 1, tiny.heads = 2, tiny.kv_heads = 1;
+  tiny.vocab = 260, tiny.context = 8, tiny.tied = true;
+  const auto to_bytes = [](const std::vector<std::byte>& b) {
+    Bytes out(b.size());
+    std::memcpy(out.data(), b.data(), b.size());
+    return out;
+  };
+  write(dir, "tiny-llama-f32-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
+  tiny.matrix_type = llama::gguf::TensorType::Q8_0;
+  write(dir, "tiny-llama-q8_0-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
 }
 
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
