@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "convert_run.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_file.hpp"
 #include "llama/formats/gguf_llama.hpp"
@@ -177,4 +178,44 @@ TEST_CASE("gguf writer: bad tensors are refused naming the destination", "[gguf]
   spec.dim = 0;
   CHECK_THROWS_WITH(gguf::write_llama(spec, {}, gguf::OutType::f32, s, "o.gguf"),
                     "o.gguf: embedding_length 0 does not fit GGUF's u32");
+}
+
+TEST_CASE("gguf writer: llama-convert --to gguf-* from llama2.c files", "[gguf][convert]") {
+  const std::string out = llama::test::temp_path("stories1M.gguf");
+  std::ostringstream o, e;
+  REQUIRE(llama::convert::run_convert(
+              {llama::test::model_path("stories1M.bin"), out, "--to", "gguf-f32", "--tokenizer",
+               llama::test::model_path("tok2048.bin")},
+              o, e) == 0);
+  INFO(o.str() << e.str());
+  CHECK(o.str().find("(GGUF F32, vocabulary of ") != std::string::npos);
+  const auto f = gguf::File::open(out);
+  const auto m = gguf::read_llama(f);
+  CHECK(m.output == nullptr);  // stories1M ties its classifier
+  const auto theirs = gguf::File::open(llama::test::model_path("gguf/stories1M.f32.gguf"));
+  const auto* a = f.find_tensor("blk.3.attn_k.weight");
+  const auto* b = theirs.find_tensor("blk.3.attn_k.weight");
+  REQUIRE(a->data.size() == b->data.size());
+  CHECK(std::memcmp(a->data.data(), b->data.data(), a->data.size()) == 0);
+  CHECK(f.find("tokenizer.ggml.tokens")->count == 2048);
+
+  // A version 2 (Q8_0) source is dequantized, then quantized as GGUF Q8_0 blocks.
+  const std::string q = llama::test::temp_path("q-gqa.gguf");
+  std::ostringstream o2, e2;
+  REQUIRE(llama::convert::run_convert(
+              {llama::test::model_path("q-gqa.v2.bin"), q, "--to", "gguf-q8_0"}, o2, e2) == 0);
+  const auto g = gguf::File::open(q);
+  const auto mg = gguf::read_llama(g);
+  CHECK(mg.output != nullptr);  // separate classifier
+  CHECK(gguf::type_name(mg.layers[2].w2->type) == "Q8_0");
+  CHECK(g.find("tokenizer.ggml.tokens") == nullptr);
+  CHECK(o2.str().find("max error across all weights") != std::string::npos);
+
+  std::ostringstream o3, e3;
+  CHECK(llama::convert::run_convert({"a", "b", "--to", "gguf-q5_k"}, o3, e3) == 2);
+  CHECK(e3.str().find("--to: must be v0, v1, v2, gguf-f32") != std::string::npos);
+  CHECK(llama::convert::run_convert({"a", "b", "--to", "v1", "-k", "t.bin"}, o3, e3) == 2);
+  CHECK(llama::convert::run_convert({llama::test::model_path("stories1M.bin"), out, "--to",
+                                     "gguf-q8_0", "-k", "/nonexistent/tok.bin"},
+                                    o3, e3) == 1);
 }

@@ -1,8 +1,10 @@
-// llama-convert IN OUT --to v0|v1|v2 [--group-size N]: loads any readable
-// checkpoint and writes it as export.py would, reporting each quantized
-// tensor's largest error. The output goes to a temporary file renamed over OUT
+// llama-convert IN OUT --to v0|v1|v2|gguf-{f32,f16,q8_0,q4_0} [--group-size N]
+// [--tokenizer FILE]: loads any readable checkpoint and writes it as export.py
+// would, or as GGUF (convert_gguf.cpp), reporting each quantized tensor's
+// largest error. The output goes to a temporary file renamed over OUT
 // only when complete, so a failed run leaves no half-written checkpoint.
 #include "convert_run.hpp"
+#include "convert_gguf.hpp"
 #include "error_report.hpp"
 
 #include "usage_message.hpp"
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 
 #include "llama/error.hpp"
@@ -35,6 +38,8 @@ class UsageError : public std::runtime_error {
 struct Options {
   std::string input, output, help;
   WriteOptions write;
+  std::optional<gguf::OutType> gguf;  // --to gguf-*
+  std::string tokenizer;              // GGUF: a tokenizer.bin to embed
   bool show_help = false;
 };
 
@@ -43,13 +48,16 @@ Options parse(const std::vector<std::string>& args) {
   std::string to;
   int64_t group_size = 64;
   po::options_description desc(
-      "Usage: llama-convert IN OUT --to v0|v1|v2 [--group-size N]\n"
+      "Usage: llama-convert IN OUT --to v0|v1|v2|gguf-f32|gguf-f16|gguf-q8_0|gguf-q4_0\n"
+      "                     [--group-size N] [--tokenizer FILE]\n"
       "Rewrites a llama2.c checkpoint (any version) in export.py's layout for version\n"
-      "0 (legacy f32), 1 (\"ak42\" header, f32) or 2 (\"ak42\" header, Q8_0).\nOptions");
-  desc.add_options()("to", po::value(&to)->value_name("v0|v1|v2"), "output version (required)")(
+      "0 (legacy f32), 1 (\"ak42\" header, f32) or 2 (\"ak42\" header, Q8_0), or as a\n"
+      "llama GGUF file with F32, F16, Q8_0 or Q4_0 matrices (llama.cpp's quantizers).\nOptions");
+  desc.add_options()("to", po::value(&to)->value_name("FORMAT"), "output format (required)")(
       "group-size", po::value(&group_size)->value_name("N"),
       "v2: values per scale (default 64); halved until it divides dim and hidden_dim")(
-      "help,h", "show this help");
+      "tokenizer,k", po::value(&o.tokenizer)->value_name("FILE"),
+      "gguf-*: a tokenizer.bin to embed as the file's vocabulary")("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&o.input))("output", po::value(&o.output));
   po::options_description all;
@@ -78,8 +86,19 @@ Options parse(const std::vector<std::string>& args) {
     o.write.format = CheckpointFormat::v1;
   else if (to == "v2")
     o.write.format = CheckpointFormat::v2;
+  else if (to == "gguf-f32")
+    o.gguf = gguf::OutType::f32;
+  else if (to == "gguf-f16")
+    o.gguf = gguf::OutType::f16;
+  else if (to == "gguf-q8_0")
+    o.gguf = gguf::OutType::q8_0;
+  else if (to == "gguf-q4_0")
+    o.gguf = gguf::OutType::q4_0;
   else
-    throw UsageError("--to: must be v0, v1 or v2, got '" + to + "'");
+    throw UsageError("--to: must be v0, v1, v2, gguf-f32, gguf-f16, gguf-q8_0 or gguf-q4_0, got '" +
+                     to + "'");
+  if (vm.count("tokenizer") && !o.gguf)
+    throw UsageError("--tokenizer: only applies to --to gguf-*");
   if (vm.count("group-size") && o.write.format != CheckpointFormat::v2) {
     throw UsageError("--group-size: only applies to --to v2");
   }
@@ -99,16 +118,36 @@ int convert(const Options& o, std::ostream& out) {
   // Beside OUT so that the rename stays on one file system.
   const std::string partial = o.output + ".partial";
   WriteReport report;
+  gguf::LlamaWriteReport gguf_report;
   try {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);
     if (!file) throw Error(partial + ": cannot create: " + std::strerror(errno));
-    report = write_checkpoint(in, o.write, file, partial);
+    if (o.gguf) {
+      gguf_report = write_gguf(in, o.tokenizer, *o.gguf, file, partial);
+    } else {
+      report = write_checkpoint(in, o.write, file, partial);
+    }
     file.close();
     if (!file) throw Error(partial + ": write failed");
     fs::rename(partial, o.output);
   } catch (...) {
     fs::remove(partial, ec);
     throw;
+  }
+  if (o.gguf) {
+    out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " (GGUF "
+        << to_string(*o.gguf)
+        << (o.tokenizer.empty() ? ", no vocabulary" : ", vocabulary of " + o.tokenizer) << "), "
+        << gguf_report.bytes << " bytes\n";
+    float worst = 0;
+    for (const gguf::WrittenTensor& t : gguf_report.tensors) {
+      if (t.type == "F32") continue;
+      out << "  " << std::left << std::setw(26) << t.name << std::setw(6) << t.type << "max error "
+          << t.max_error << "\n";
+      worst = std::max(worst, t.max_error);
+    }
+    if (*o.gguf != gguf::OutType::f32) out << "max error across all weights: " << worst << "\n";
+    return 0;
   }
   for (const std::string& line : report.backoffs) out << line << "\n";
   out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " ("
