@@ -49,5 +49,9 @@ void chat_template_seeds(const std::filesystem::path& dir) {
   write(dir, "own-variables",
         std::string("{{ tools[0].name }}{% for m in messages %}{{ m.content }}{% endfor %}") +
             '\0' + R"({"tools": [{"name": "f", "x": null}], "messages": [{"content": "é"}]})");
+  write(dir, "macros",
+        "{% macro render(m, prefix='> ') -%}\n{{ prefix }}{{ m.role }}: {{ m.content | trim | "
+        "indent(2) }}\n{%- endmacro %}{% for m in messages %}{{ render(m) }}{{ render(m, "
+        "prefix='') }}{% endfor %}");
   write(dir, "errors", "{% if %}{{ 'unterminated }}{% macro m() %}{% endmacro %}{# c");
 }

@@ -52,6 +52,7 @@ struct Stmt {
     set_block,  // {% set targets %}body{% endset %}
     if_,        // branches: (condition, body)...; a null condition is the else
     for_,       // {% for targets in expr [if cond] %}body{% else %}else_body{% endfor %}
+    macro,  // {% macro name(params) %}body{% endmacro %}: params in targets, defaults in branches
     break_,
     continue_,
   };

@@ -1,6 +1,6 @@
 // Jinja filters: `value | name(args)`. trim, length/count, upper, lower,
 // title, capitalize, default/d, tojson, list, selectattr, rejectattr, map,
-// join, first, last, string, int, float, abs, items, reverse, replace, safe.
+// join, first, last, string, int, float, abs, items, reverse, replace, indent, safe.
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -271,6 +271,42 @@ Value apply_filter(RenderContext& ctx, const std::string& name, const Value& ope
     if (name == "lower") return ctx.string(text::to_lower(s));
     if (name == "title") return ctx.string(text::title(s));
     return ctx.string(text::capitalize(s));
+  }
+  if (name == "indent") {  // Python's indent(width=4, first=False, blank=False)
+    args.check(name, 3, {"width", "first", "blank"});
+    const std::string& s = string_operand(name, operand);
+    const Value* width = args.get(0, "width");
+    const Value* first = args.get(1, "first");
+    const Value* blank = args.get(2, "blank");
+    std::string pad;
+    if (width && width->is(Value::Kind::string)) {
+      pad = width->as_string();
+    } else if (width) {
+      if (!width->is(Value::Kind::integer) || width->as_int() < 0 || width->as_int() > 256) {
+        throw Error("indent(): width must be an integer in [0, 256] or a string");
+      }
+      pad.assign(static_cast<size_t>(width->as_int()), ' ');
+    } else {
+      pad = "    ";
+    }
+    std::string out;
+    size_t at = 0;
+    bool first_line = true;
+    while (true) {
+      const size_t nl = s.find('\n', at);
+      const std::string_view line =
+          std::string_view(s).substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+      const bool indent = (!first_line || (first && first->truthy())) &&
+                          (!line.empty() || (blank && blank->truthy()));
+      if (indent) out += pad;
+      out += line;
+      ctx.check_size(out.size(), "a string");
+      if (nl == std::string::npos) break;
+      out += '\n';
+      at = nl + 1;
+      first_line = false;
+    }
+    return ctx.string(std::move(out));
   }
   if (name == "replace") {
     return call_method(ctx, Value::string(string_operand(name, operand)), "replace", args);

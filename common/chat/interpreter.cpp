@@ -155,6 +155,9 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
       case Stmt::Kind::for_:
         exec_for(s, out);
         break;
+      case Stmt::Kind::macro:
+        set_variable(s.text, Value::macro(s.text, &s));
+        break;
       case Stmt::Kind::break_:
         return Flow::break_loop;
       case Stmt::Kind::continue_:
@@ -396,8 +399,59 @@ Value Interpreter::eval_call(const Expr& e) {
     throw Error(what + " is a " + f.kind_name() + ", not a function");
   }
   const Callable& c = f.as_callable();
+  if (c.macro != nullptr) return call_macro(*static_cast<const Stmt*>(c.macro), args);
   if (!c.self.is_undefined()) return call_method(ctx_, c.self, c.name, args);
   return call_global(c.name, args, e.line);
+}
+
+// A macro renders its body in a scope of its own holding the parameters
+// (positional, then by keyword, then the defaults) and returns the text.
+Value Interpreter::call_macro(const Stmt& macro, const Arguments& args) {
+  constexpr int kMaxMacroDepth = 64;
+  if (macro_depth_ >= kMaxMacroDepth) {
+    throw Error("macros nested more than " + std::to_string(kMaxMacroDepth) + " calls deep");
+  }
+  const size_t n = macro.targets.size();
+  if (args.positional.size() > n) {
+    throw Error("macro '" + macro.text + "' takes " + std::to_string(n) + " arguments, got " +
+                std::to_string(args.positional.size()));
+  }
+  Scope params;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& name = macro.targets[i]->name;
+    if (i < args.positional.size()) {
+      params.emplace_back(name, args.positional[i]);
+      continue;
+    }
+    const Value* given = nullptr;
+    for (const auto& [k, v] : args.keyword) {
+      if (k == name) given = &v;
+    }
+    if (given) {
+      params.emplace_back(name, *given);
+    } else if (macro.branches[i].first) {
+      params.emplace_back(name, eval(*macro.branches[i].first));
+    } else {
+      params.emplace_back(name, Value());
+    }
+  }
+  for (const auto& [k, v] : args.keyword) {
+    bool known = false;
+    for (const auto& t : macro.targets) known = known || t->name == k;
+    if (!known) throw Error("macro '" + macro.text + "' has no parameter '" + k + "'");
+  }
+  ++macro_depth_;
+  scopes_.push_back(std::move(params));
+  struct Restore {
+    Interpreter& self;
+    ~Restore() {
+      self.scopes_.pop_back();
+      --self.macro_depth_;
+    }
+  } restore{*this};
+  std::string out;
+  (void)exec(macro.body, out);
+  return ctx_.string(std::move(out));
 }
 
 Value Interpreter::call_global(const std::string& name, const Arguments& args, int line) {

@@ -37,11 +37,13 @@ class Interpreter {
   Value eval_call(const Expr& e);
   Value eval_binary(const Expr& e);
   Value call_global(const std::string& name, const Arguments& args, int line);
+  Value call_macro(const Stmt& macro, const Arguments& args);
   void eval_arguments(const Expr& e, size_t first, std::vector<Value>& positional, Kwargs& keyword);
 
   RenderContext& ctx_;
   const Object& globals_;
   std::vector<Scope> scopes_;
+  int macro_depth_ = 0;  // macros calling macros, bounded: each call recurses the interpreter
 };
 
 }  // namespace llama::chat

@@ -12,8 +12,8 @@ namespace {
 
 // Jinja statements this engine does not implement: refused by name.
 constexpr std::string_view kUnsupportedStatements[] = {
-    "macro", "call", "filter", "raw",        "include", "import",     "from",         "extends",
-    "block", "with", "do",     "autoescape", "trans",   "generation", "endgeneration"};
+    "call",  "filter", "raw", "include",    "import", "from",       "extends",
+    "block", "with",   "do",  "autoescape", "trans",  "generation", "endgeneration"};
 
 bool is_one_of(std::string_view s, std::initializer_list<std::string_view> set) {
   for (const std::string_view x : set) {
@@ -103,11 +103,13 @@ class Parser : public ExpressionParser {
       if_statement(*s);
     } else if (name == "for") {
       for_statement(*s);
+    } else if (name == "macro") {
+      macro_statement(*s);
     } else if (name == "break" || name == "continue") {
       if (loops_ == 0) fail("'" + name + "' outside a for loop");
       s->kind = name == "break" ? Stmt::Kind::break_ : Stmt::Kind::continue_;
       close_tag();
-    } else if (is_one_of(name, {"endif", "endfor", "endset", "elif", "else"})) {
+    } else if (is_one_of(name, {"endif", "endfor", "endset", "endmacro", "elif", "else"})) {
       fail("'" + name + "' without a matching opening statement");
     } else {
       fail("unknown statement '" + name + "'");
@@ -187,6 +189,40 @@ class Parser : public ExpressionParser {
         return;
       }
     }
+  }
+
+  // {% macro name(a, b=default) %}: the parameter names in targets, each
+  // default (or null) in branches[i].first.
+  void macro_statement(Stmt& s) {
+    s.kind = Stmt::Kind::macro;
+    if (peek().kind != TokenKind::name) fail("expected a macro name, found " + describe(peek()));
+    s.text = next().text;
+    expect_op("(");
+    while (!accept_op(")")) {
+      if (peek().kind != TokenKind::name)
+        fail("expected a parameter name, found " + describe(peek()));
+      auto p = std::make_unique<Expr>();
+      p->kind = Expr::Kind::name;
+      p->line = peek().line;
+      p->name = next().text;
+      for (const auto& other : s.targets) {
+        if (other->name == p->name) fail("duplicate parameter '" + p->name + "'");
+      }
+      ExprPtr dflt = accept_op("=") ? expression() : nullptr;
+      if (!dflt && !s.branches.empty() && s.branches.back().first) {
+        fail("parameter '" + p->name + "' without a default after one with a default");
+      }
+      s.targets.push_back(std::move(p));
+      s.branches.emplace_back(std::move(dflt), Body{});
+      if (!is_op(")")) expect_op(",");
+    }
+    close_tag();
+    const int loops = loops_;
+    loops_ = 0;  // break/continue do not reach out of a macro
+    std::string end;
+    s.body = body({"endmacro"}, end, s.line, "macro");
+    loops_ = loops;
+    end_tag();
   }
 
   void for_statement(Stmt& s) {

@@ -195,6 +195,13 @@ Value Value::make_namespace(Object entries) {
 
 Value Value::callable(std::string name) { return callable(std::move(name), Value()); }
 
+Value Value::macro(std::string name, const void* definition) {
+  Value v;
+  v.kind_ = Kind::callable;
+  v.callable_ = std::make_shared<const Callable>(Callable{std::move(name), Value(), definition});
+  return v;
+}
+
 Value Value::callable(std::string name, Value self) {
   Value v;
   v.kind_ = Kind::callable;
@@ -315,6 +322,7 @@ bool equal(const Value& a, const Value& b) {
       return &a.as_object() == &b.as_object();  // identity, as Python
     case Value::Kind::callable:
       return a.as_callable().name == b.as_callable().name &&
+             a.as_callable().macro == b.as_callable().macro &&
              equal(a.as_callable().self, b.as_callable().self);
     default:
       return false;

@@ -110,6 +110,39 @@ TEST_CASE("chat templates: Python's Jinja where @huggingface/jinja refuses or is
   CHECK(render("{{ '\\u00e9\\x41' }}") == "éA");
 }
 
+TEST_CASE("chat templates: macros (tool-use templates define them)", "[chat]") {
+  // Expected texts rendered by @huggingface/jinja 0.5.11.
+  CHECK(render("{% macro greet(name, punct='!') %}Hello {{ name }}{{ punct }}{% endmacro %}"
+               "{{ greet('Ann') }} {{ greet('Bob', '?') }} {{ greet(name='Cy', punct='.') }} "
+               "{{ greet() }}") == "Hello Ann! Hello Bob? Hello Cy. Hello !");
+  CHECK(
+      render(
+          "{% macro render(m) -%}\n  [{{ m.role }}] {{ m.content | trim }}\n{%- endmacro %}"
+          "{% for m in messages %}{{ render(m) }};{% endfor %}",
+          R"({"messages": [{"role": "user", "content": " a "}, {"role": "assistant", "content": "b"}]})") ==
+      "[user] a;[assistant] b;");
+  CHECK(
+      render("{% macro outer(x) %}<{{ inner(x * 2) }}>{% endmacro %}{% macro inner(y) %}{{ y + 1 }}"
+             "{% endmacro %}{{ outer(3) }}") == "<7>");
+  CHECK(render("{% macro m(a) %}{% set a = a ~ '!' %}{{ a }}{% endmacro %}{% set a = 'outer' %}"
+               "{{ m('in') }} {{ a }}") == "in! outer");
+  CHECK(render("{{ 'line1\nline2\n\nline4' | indent(2) }}|{{ 'a\nb' | indent(2, true) }}|"
+               "{{ 'a\n\nb' | indent(width=3, blank=true) }}") ==
+        "line1\n  line2\n\n  line4|  a\n  b|a\n   \n   b");
+  // Errors: arguments, recursion bounded, definitions checked when parsed.
+  CHECK(error_of("{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}") ==
+        "line 1: macro 'm' takes 1 arguments, got 2");
+  CHECK(error_of("{% macro m(a) %}{% endmacro %}{{ m(b=1) }}") ==
+        "line 1: macro 'm' has no parameter 'b'");
+  CHECK(error_of("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}")
+            .find("macros nested more than 64") != std::string::npos);
+  CHECK(error_of("{% macro m(a=1, b) %}{% endmacro %}") ==
+        "line 1: parameter 'b' without a default after one with a default");
+  CHECK(error_of("{% macro m(a, a) %}{% endmacro %}") == "line 1: duplicate parameter 'a'");
+  CHECK(error_of("{% for x in [1] %}{% macro m() %}{% break %}{% endmacro %}{% endfor %}") ==
+        "line 1: 'break' outside a for loop");
+}
+
 TEST_CASE("chat templates: whitespace control and line structure", "[chat]") {
   // trim_blocks drops the newline after a block tag; lstrip_blocks the indent before one.
   CHECK(render("{% if true %}\nA\n{% endif %}\n") == "A\n");
@@ -132,8 +165,8 @@ TEST_CASE("chat templates: constructs outside the subset are refused by name and
     }
     return std::string();
   };
-  CHECK(parse_error("a\nb\n{% macro f() %}x{% endmacro %}") ==
-        "line 3: unsupported statement 'macro'");
+  CHECK(parse_error("a\nb\n{% filter upper %}x{% endfilter %}") ==
+        "line 3: unsupported statement 'filter'");
   CHECK(parse_error("{% raw %}x{% endraw %}") == "line 1: unsupported statement 'raw'");
   CHECK(parse_error("\n{% include 'x' %}") == "line 2: unsupported statement 'include'");
   CHECK(parse_error("{% call f() %}{% endcall %}") == "line 1: unsupported statement 'call'");

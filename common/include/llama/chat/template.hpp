@@ -18,7 +18,7 @@
 // startswith/endswith/title/capitalize/upper/lower/split/replace), dict
 // methods (items/keys/values/get) and the filters listed in filters.cpp.
 // Whitespace control as Hugging Face renders: trim_blocks, lstrip_blocks,
-// `-` on either side of a tag. Anything else (macro, call, raw, include,
+// `-` on either side of a tag. Macros too. Anything else (call, raw, include,
 // extends, ...) is refused at parse time naming the construct and its line.
 //
 // Where Jinja implementations differ, this follows @huggingface/jinja (the

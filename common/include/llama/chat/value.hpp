@@ -47,8 +47,9 @@ class Value {
   static Value array(Array items);
   static Value object(Object entries);
   static Value make_namespace(Object entries);
-  static Value callable(std::string name);              // a global function
-  static Value callable(std::string name, Value self);  // a bound method
+  static Value callable(std::string name);                       // a global function
+  static Value callable(std::string name, Value self);           // a bound method
+  static Value macro(std::string name, const void* definition);  // a template's macro
 
   Kind kind() const { return kind_; }
   bool is(Kind k) const { return kind_ == k; }
@@ -99,7 +100,8 @@ class Value {
 
 struct Callable {
   std::string name;
-  Value self;  // a bound method's receiver; undefined for a global function
+  Value self;                   // a bound method's receiver; undefined for a global function
+  const void* macro = nullptr;  // a template's {% macro %} (the interpreter's statement)
 };
 
 // Structural equality as Python's == (1 == 1.0, lists and dicts element-wise;
