@@ -1,7 +1,8 @@
 // libFuzzer target: the chat-template engine. The input is a template, then
 // optionally a NUL byte and the variables as JSON (default: a two-message
 // conversation). Parsing and rendering may refuse with TemplateError or
-// llama::Error, never anything else; rendering stays inside its limits.
+// llama::Error, never anything else; rendering stays inside its limits. The
+// whole input is also read as a tokenizer_config.json (chat_template, tokens).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "fuzz_check.hpp"
 #include "llama/chat/json_value.hpp"
+#include "llama/chat/model_template.hpp"
 #include "llama/chat/template.hpp"
 #include "llama/error.hpp"
 
@@ -22,6 +24,12 @@ constexpr const char* kConversation =
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
+  try {
+    const llama::chat::ModelChatTemplate t = llama::chat::parse_tokenizer_config(input, "config");
+    FUZZ_CHECK(t.origin == "config", "origin lost");
+  } catch (const llama::Error& e) {
+    FUZZ_CHECK(std::string_view(e.what()).starts_with("config: "), "an error not naming the file");
+  }
   const size_t nul = input.find('\0');
   const std::string_view source = input.substr(0, nul);
   const std::string_view json =

@@ -53,5 +53,9 @@ void chat_template_seeds(const std::filesystem::path& dir) {
         "{% macro render(m, prefix='> ') -%}\n{{ prefix }}{{ m.role }}: {{ m.content | trim | "
         "indent(2) }}\n{%- endmacro %}{% for m in messages %}{{ render(m) }}{{ render(m, "
         "prefix='') }}{% endfor %}");
+  write(
+      dir, "tokenizer-config",
+      R"({"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>",)"
+      R"( "chat_template": [{"name": "default", "template": "{{ bos_token }}{{ messages[0].content }}"}]})");
   write(dir, "errors", "{% if %}{{ 'unterminated }}{% macro m() %}{% endmacro %}{# c");
 }

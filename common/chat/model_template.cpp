@@ -56,9 +56,13 @@ std::string template_source(const nlohmann::json& j, const std::string& path) {
 }  // namespace
 
 ModelChatTemplate read_tokenizer_config(const std::string& path) {
+  return parse_tokenizer_config(read_file(path), path);
+}
+
+ModelChatTemplate parse_tokenizer_config(std::string_view json, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(path));
+    j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": not valid JSON: " + e.what());
   }

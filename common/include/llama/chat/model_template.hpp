@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace llama::chat {
 
@@ -19,5 +20,7 @@ struct ModelChatTemplate {
 // llama::Error naming the file when it cannot be read, is not JSON, or holds
 // these keys with other types.
 ModelChatTemplate read_tokenizer_config(const std::string& path);
+// The same from the file's text; `origin` names it in errors.
+ModelChatTemplate parse_tokenizer_config(std::string_view json, const std::string& origin);
 
 }  // namespace llama::chat
