@@ -54,6 +54,15 @@ std::vector<size_t> slice_indices(const Value& start, const Value& stop, int64_t
 
 }  // namespace
 
+Interpreter::Nested::Nested(Interpreter& i) : self(i) {
+  constexpr int kMaxDepth = 1000;  // a few MB of stack even under AddressSanitizer
+  if (++self.depth_ > kMaxDepth) {
+    --self.depth_;
+    throw Error("the template nests deeper than " + std::to_string(kMaxDepth) +
+                " levels of evaluation (through macros)");
+  }
+}
+
 Interpreter::Interpreter(RenderContext& ctx, const Object& globals) : ctx_(ctx), globals_(globals) {
   scopes_.emplace_back();
 }
@@ -130,6 +139,7 @@ Interpreter::Flow Interpreter::exec(const Body& body, std::string& out) {
 
 Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
   try {
+    const Nested nested(*this);
     ctx_.work();
     switch (s.kind) {
       case Stmt::Kind::text:
@@ -236,6 +246,7 @@ void Interpreter::exec_for(const Stmt& s, std::string& out) {
 
 Value Interpreter::eval(const Expr& e) {
   try {
+    const Nested nested(*this);
     ctx_.work();
     return eval_node(e);
   } catch (const TemplateError&) {

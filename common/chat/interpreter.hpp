@@ -44,6 +44,15 @@ class Interpreter {
   const Object& globals_;
   std::vector<Scope> scopes_;
   int macro_depth_ = 0;  // macros calling macros, bounded: each call recurses the interpreter
+  int depth_ = 0;        // statements and expressions being evaluated, one inside another
+
+  // Counts one level of evaluation for its lifetime; the parser bounds nesting
+  // within one template text, this bounds it across macro calls too (the stack).
+  struct Nested {
+    explicit Nested(Interpreter& i);
+    ~Nested() { --self.depth_; }
+    Interpreter& self;
+  };
 };
 
 }  // namespace llama::chat

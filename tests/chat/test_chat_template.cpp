@@ -136,6 +136,13 @@ TEST_CASE("chat templates: macros (tool-use templates define them)", "[chat]") {
         "line 1: macro 'm' has no parameter 'b'");
   CHECK(error_of("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}")
             .find("macros nested more than 64") != std::string::npos);
+  // Deep statements inside a recursive macro: bounded across the calls, not only per call.
+  std::string deep = "{% macro m(n) %}";
+  for (int i = 0; i < 60; ++i) deep += "{% if true %}";
+  deep += "{{ m(n + 1) }}";
+  for (int i = 0; i < 60; ++i) deep += "{% endif %}";
+  CHECK(error_of(deep + "{% endmacro %}{{ m(0) }}").find("levels of evaluation") !=
+        std::string::npos);
   CHECK(error_of("{% macro m(a=1, b) %}{% endmacro %}") ==
         "line 1: parameter 'b' without a default after one with a default");
   CHECK(error_of("{% macro m(a, a) %}{% endmacro %}") == "line 1: duplicate parameter 'a'");
