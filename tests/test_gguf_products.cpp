@@ -187,7 +187,7 @@ TEST_CASE("block products: the Q8_0 batch equals one vector at a time bit for bi
   for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
     if (!llama::q8_kernel_available(kernel)) continue;
     INFO(llama::to_string(kernel));
-    const int64_t rows = 150, cols = 1024, tokens = 21;  // rows span three 64-row tiles
+    const int64_t rows = 600, cols = 1024, tokens = 21;  // rows span three 256-row tiles
     const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, 9);
     const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
     std::vector<int8_t> values(tokens * cols);
@@ -197,7 +197,7 @@ TEST_CASE("block products: the Q8_0 batch equals one vector at a time bit for bi
                                               std::span(values).subspan(t * cols, cols),
                                               std::span(scales).subspan(t * cols / 32, cols / 32));
     }
-    const int64_t r0 = 5, r1 = 149;
+    const int64_t r0 = 5, r1 = 599;
     std::vector<float> batch(tokens * rows, -1.0f);
     llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
     for (int64_t t = 0; t < tokens; ++t) {

@@ -168,12 +168,15 @@ void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q
 void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              Q8Kernel kernel) {
-  constexpr int64_t kTile = 64;
+  // Rows per tile: the int8 batch kernel packs the whole batch on every call,
+  // so a tile amortizes that over 256 rows (i8 [256, cols] stays in L2).
+  constexpr int64_t kTile = 256;
   const int64_t blocks = w.cols / kQK;
-  std::vector<int8_t> values(static_cast<size_t>(kTile * w.cols));  // i8 [tile, cols]
-  std::vector<float> scales(static_cast<size_t>(kTile * blocks));   // f32 [tile, blocks]
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTile) {
-    const int64_t n = std::min(kTile, row_end - r0);
+  const int64_t tile = std::min(kTile, std::max<int64_t>(row_end - row_begin, 0));
+  std::vector<int8_t> values(static_cast<size_t>(tile * w.cols));  // i8 [tile, cols]
+  std::vector<float> scales(static_cast<size_t>(tile * blocks));   // f32 [tile, blocks]
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
+    const int64_t n = std::min(tile, row_end - r0);
     for (int64_t i = 0; i < n; ++i) {
       const std::byte* row = w.row(r0 + i);
       for (int64_t b = 0; b < blocks; ++b) {

@@ -52,7 +52,7 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 // The batch: out[t * out_stride + r]; every (row, token) result equals
-// q8_0_blocks_matvec_rows'. Rows are unpacked in tiles of 64 into int8 values
+// q8_0_blocks_matvec_rows'. Rows are unpacked in tiles of 256 into int8 values
 // and f32 scales and run through q8_matmat_rows.
 void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
