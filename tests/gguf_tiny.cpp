@@ -143,7 +143,7 @@ std::vector<std::byte> tiny_llama_gguf(const TinyLlama& s) {
   }
   if (s.edit) s.edit(w);
   std::ostringstream out;
-  w.write(out, "tiny.gguf");
+  w.write(out, "tiny.gguf", s.alignment);
   const std::string str = out.str();
   std::vector<std::byte> b(str.size());
   std::memcpy(b.data(), str.data(), str.size());

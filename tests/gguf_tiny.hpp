@@ -16,6 +16,7 @@ struct TinyLlama {
   int64_t dim = 64, hidden = 96, layers = 2, heads = 4, kv_heads = 2, vocab = 300, context = 32;
   llama::gguf::TensorType matrix_type = llama::gguf::TensorType::F32;
   bool tied = false;
+  uint32_t alignment = 32;        // general.alignment
   int64_t tokenizer_tokens = -1;  // -1: vocab
   // Called after the consistent file is set up: change keys, add tensors.
   std::function<void(llama::gguf::Writer&)> edit;

@@ -161,6 +161,25 @@ TEST_CASE("gguf llama: inconsistent files are refused", "[gguf][robustness]") {
   vocab.edit = [](gguf::Writer& w) { w.set_u32("llama.vocab_size", 301); };
   refused(vocab, "llama.vocab_size 301 disagrees with the embedding");
 
+  // general.alignment 1 packs tensors wherever the header ends: f32 tensors
+  // off a 4-byte boundary are refused, aligned ones accepted.
+  int misaligned = 0;
+  for (int n = 0; n < 4; ++n) {
+    TinyLlama packed;
+    packed.alignment = 1;
+    packed.edit = [n](gguf::Writer& w) { w.set_string("general.name", std::string(n, 'x')); };
+    std::vector<std::byte> bytes;
+    try {
+      (void)read_tiny(packed, bytes);
+      CHECK(gguf::File::parse(bytes, "t", nullptr).data_offset() % 4 == 0);
+    } catch (const llama::Error& e) {
+      CHECK(std::string(e.what()).find("not a multiple of 4 (general.alignment 1)") !=
+            std::string::npos);
+      ++misaligned;
+    }
+  }
+  CHECK(misaligned == 3);
+
   TinyLlama norm;
   norm.drop = {"blk.0.ffn_norm.weight"};
   norm.edit = [](gguf::Writer& w) {

@@ -33,6 +33,14 @@ class Binder {
       fail("tensor " + quoted(name) + " has type " + type_name(t->type) +
            ", which is not supported (supported: " + supported_types() + ")");
     }
+    // The kernels read f32 values and 16-bit block fields in place: a file whose
+    // general.alignment leaves them misaligned cannot be viewed.
+    const uintptr_t need = t->type == static_cast<uint32_t>(TensorType::F32) ? 4 : 2;
+    if (reinterpret_cast<uintptr_t>(t->data.data()) % need != 0) {
+      fail("tensor " + quoted(name) + " of type " + type_name(t->type) + " starts at file offset " +
+           std::to_string(f_.data_offset() + t->offset) + ", not a multiple of " +
+           std::to_string(need) + " (general.alignment " + std::to_string(f_.alignment()) + ")");
+    }
     if (!matrix && t->type != static_cast<uint32_t>(TensorType::F32)) {
       fail("tensor " + quoted(name) + " has type " + type_name(t->type) + "; norms must be F32");
     }
