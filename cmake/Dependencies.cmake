@@ -18,3 +18,6 @@ find_package(TBB REQUIRED)
 find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
 find_package(nlohmann_json 3.9 REQUIRED)
 find_package(Threads REQUIRED)
+# PCRE2 (8-bit, with JIT where the platform has it) for tokenizer.json's Split regexes.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)

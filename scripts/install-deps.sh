@@ -7,6 +7,7 @@ packages=(
   libopenblas-dev libopenblas0-pthread
   libeigen3-dev libtbb-dev libboost-program-options-dev
   catch2 nlohmann-json3-dev
+  libpcre2-dev  # tokenizer.json pre-tokenizer regexes (JIT)
   gnuplot-nox  # llama-bench --plot
 )
 # Extra tools for optional stages: LLAMA_DEPS_EXTRA="clang-14 libclang-rt-14-dev gnuplot-nox"

@@ -13,6 +13,7 @@
 #include "llama/chat.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -66,7 +67,7 @@ TEST_CASE("chat turns are rendered with run.c's Llama 2 template", "[chat]") {
 
 TEST_CASE("a chat session forces each turn and samples until EOS", "[chat]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("mini32k.bin"));
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+  const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
   const auto first = tok.encode(render_chat_turn("sys", "hi", true), true, false);
   const auto second = tok.encode(render_chat_turn("sys", "more", false), true, false);
   REQUIRE(first.back() == second.back());  // both end in "[/INST]"
@@ -82,7 +83,7 @@ TEST_CASE("a chat session forces each turn and samples until EOS", "[chat]") {
     CHECK(t1.prompt_tokens == first);
     CHECK(t1.reply_tokens == std::vector<int32_t>{100, 101});
     CHECK(t1.stop == ChatStop::eos);
-    CHECK(t1.text == tok.decode(first.back(), 100) + tok.decode(100, 101));
+    CHECK(t1.text == tok.decode_token(first.back(), 100) + tok.decode_token(100, 101));
     CHECK(streamed == t1.text);
     const ChatTurn t2 = session.turn("more");
     CHECK(t2.prompt_tokens == second);
@@ -150,7 +151,7 @@ TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat
     const CliRun r = chat({"-p", "Hi", "-s", "20", "--format", "json"}, "");
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
-    const Tokenizer tok(test::model_path("tokenizer.bin"), 32000);
+    const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), 32000);
     CHECK(j["turns"][0]["prompt_tokens"].get<std::vector<int32_t>>() ==
           tok.encode("[INST] Hi [/INST]", true, false));
     // 20 positions; the token sampled after the last one is printed too, as run.c does.
@@ -161,7 +162,7 @@ TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat
   SECTION("--tokenize prints the rendered first turn") {
     const CliRun r = chat({"-p", "Hi", "-y", "Be brief.", "--tokenize", "--format", "json"}, "");
     REQUIRE(r.code == 0);
-    const Tokenizer tok(test::model_path("tokenizer.bin"), 32000);
+    const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), 32000);
     CHECK(nlohmann::json::parse(r.out)["prompt_tokens"].get<std::vector<int32_t>>() ==
           tok.encode("[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]", true, false));
   }

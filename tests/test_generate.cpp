@@ -5,6 +5,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -32,7 +33,7 @@ class CountingStub : public InferenceBackend {
 
 TEST_CASE("steps count positions including the prompt", "[generate]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("mini32k.bin"));
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+  const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
   CountingStub stub;
   stub.prepare(ck.model());
   Sampler sampler(ck.config().vocab_size, 0.f, 0.9f, 1);
@@ -71,7 +72,7 @@ TEST_CASE("steps count positions including the prompt", "[generate]") {
 
 TEST_CASE("generation stops when BOS is sampled", "[generate]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("mini32k.bin"));
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+  const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
   CountingStub stub;  // after token 0 it favours 1 = BOS
   stub.prepare(ck.model());
   Sampler sampler(ck.config().vocab_size, 0.f, 0.9f, 1);

@@ -54,7 +54,7 @@ std::string file(const std::string& name, const std::string& text) {
 
 TEST_CASE("perplexity equals a direct count over the chunks' second halves", "[perplexity]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories1M.bin"));
-  const Tokenizer tok(test::model_path("tok2048.bin"), ck.config().vocab_size);
+  const Llama2cTokenizer tok(test::model_path("tok2048.bin"), ck.config().vocab_size);
   const std::string text = slurp(test::model_path("stories1M-val.txt")).substr(0, 3000);
   const std::vector<int32_t> tokens = tok.encode(text, true, false);
   const int64_t ctx = 64;

@@ -156,18 +156,18 @@ TEST_CASE("tokenizer errors name the file and the byte offset", "[robustness][ba
     for (char ch : s) bytes.push_back(static_cast<std::byte>(ch));
   }
   // Entry 2 starts after max_token_length (4) and entries 0 and 1 (4 + 4 + 1 each).
-  CHECK_THROWS_WITH(llama::Tokenizer::parse(bytes, "tok.bin", 3),
+  CHECK_THROWS_WITH(llama::Llama2cTokenizer::parse(bytes, "tok.bin", 3),
                     StartsWith("tok.bin: entry 2 (at byte 22) has length 6"));
-  const llama::Tokenizer tiny(model_path("tokenizer.bin"), 3);
+  const llama::Llama2cTokenizer tiny(model_path("tokenizer.bin"), 3);
   CHECK_THROWS_WITH(tiny.encode("x", true, false),
                     StartsWith(model_path("tokenizer.bin") + ": cannot encode"));
 }
 
 TEST_CASE("a copied tokenizer outlives its original", "[robustness][tokenizer]") {
   // The lookup index holds views into the vocabulary; a copy must not share them.
-  auto original = std::make_unique<llama::Tokenizer>(model_path("tokenizer.bin"), 32000);
-  const llama::Tokenizer copy = *original;
-  llama::Tokenizer assigned(model_path("tokenizer.bin"), 512);
+  auto original = std::make_unique<llama::Llama2cTokenizer>(model_path("tokenizer.bin"), 32000);
+  const llama::Llama2cTokenizer copy = *original;
+  llama::Llama2cTokenizer assigned(model_path("tokenizer.bin"), 512);
   assigned = *original;
   original.reset();
   CHECK(copy.encode("hello world", true, false) == std::vector<int32_t>{1, 22172, 3186});

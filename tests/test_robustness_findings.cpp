@@ -62,7 +62,7 @@ TEST_CASE("finding: encode with BOS/EOS in a vocabulary of fewer than 3 entries"
   const int64_t vocab_size = std::to_integer<int>(input[0]) | std::to_integer<int>(input[1]) << 8;
   REQUIRE(vocab_size == 1);
   const std::vector<std::byte> file(input.begin() + 2, input.end());
-  const llama::Tokenizer tok = llama::Tokenizer::parse(file, "found.bin", vocab_size);
+  const llama::Llama2cTokenizer tok = llama::Llama2cTokenizer::parse(file, "found.bin", vocab_size);
   CHECK_THROWS_WITH(tok.encode("", true, true),
                     StartsWith("found.bin: cannot encode with BOS (id 1)"));
   CHECK_THROWS_WITH(tok.encode("x", false, true), Contains("cannot encode with EOS (id 2)"));
@@ -76,7 +76,7 @@ TEST_CASE("finding: encode with BOS/EOS in a vocabulary of fewer than 3 entries"
     llama::test::append(two, int32_t{3});
     for (const char* c = s; *c; ++c) two.push_back(static_cast<std::byte>(*c));
   }
-  const llama::Tokenizer tok2 = llama::Tokenizer::parse(two, "two.bin", 2);
+  const llama::Llama2cTokenizer tok2 = llama::Llama2cTokenizer::parse(two, "two.bin", 2);
   CHECK(tok2.encode("", true, false) == std::vector<int32_t>{1});
   CHECK_THROWS_WITH(tok2.encode("", true, true), Contains("EOS"));
 }

@@ -15,6 +15,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -216,7 +217,7 @@ double relative_diff(std::span<const float> a, std::span<const float> b) {
 
 CaseStream generate_case(const Checkpoint& ck, const nlohmann::json& c, const std::string& spec,
                          int threads) {
-  const Tokenizer tok(case_tokenizer_path(c), ck.config().vocab_size);
+  const Llama2cTokenizer tok(case_tokenizer_path(c), ck.config().vocab_size);
   auto backend = make_backend(spec, threads);
   backend->prepare(ck.model());
   Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),

@@ -7,6 +7,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -17,7 +18,7 @@ namespace {
 // Generates 10 positions from the prompt "hello world" (3 tokens with BOS):
 // one forward_batch of 3 positions, then 7 forward calls.
 GenerationResult generate_10(InferenceBackend& backend, const Checkpoint& ck) {
-  const Tokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
+  const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), ck.config().vocab_size);
   Sampler sampler(ck.config().vocab_size, 0.0f, 0.9f, 1);
   GenerationOptions g;
   g.prompt = "hello world";

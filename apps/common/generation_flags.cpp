@@ -15,7 +15,8 @@ void GenerationFlagParser::add_to(po::options_description& desc) {
   desc.add_options()("checkpoint,c", po::value(&flags_.checkpoint)->value_name("FILE"),
                      "llama2.c checkpoint (required)")(
       "tokenizer,k", po::value(&flags_.tokenizer)->value_name("FILE"),
-      "tokenizer.bin (default: beside the checkpoint, else ./tokenizer.bin)")(
+      "tokenizer.bin, tokenizer.json or a directory holding tokenizer.json (default: "
+      "tokenizer.bin beside the checkpoint, else ./tokenizer.bin)")(
       "temperature,t", po::value(&temperature_)->value_name("NUM"),
       "sampling temperature, 0 = greedy (default 0)")(
       "top-p", po::value(&top_p_)->value_name("NUM"),
@@ -27,9 +28,12 @@ void GenerationFlagParser::add_to(po::options_description& desc) {
       "threads,j", po::value(&threads_)->value_name("NUM"), "threads (default: all cores)");
 }
 
-GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm) const {
+GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm,
+                                             bool checkpoint_required) const {
   GenerationFlags g = flags_;
-  if (g.checkpoint.empty()) throw UsageError("--checkpoint: required (-c FILE)");
+  if (g.checkpoint.empty() && checkpoint_required) {
+    throw UsageError("--checkpoint: required (-c FILE)");
+  }
   // Finite as a float too: 1e154 passes as a double and becomes inf (fuzz/fuzz_cli_args).
   if (!std::isfinite(temperature_) || temperature_ < 0 ||
       temperature_ > std::numeric_limits<float>::max()) {

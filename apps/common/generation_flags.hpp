@@ -13,7 +13,8 @@ namespace llama::cli {
 
 struct GenerationFlags {
   std::string checkpoint;
-  std::string tokenizer;  // empty: beside the checkpoint, else ./tokenizer.bin
+  std::string tokenizer;  // tokenizer.bin, tokenizer.json or a directory holding one;
+                          // empty: beside the checkpoint, else ./tokenizer.bin
   std::string prompt;
   float temperature = 0.0f;
   float top_p = 0.9f;
@@ -31,7 +32,9 @@ class GenerationFlagParser {
  public:
   void add_to(boost::program_options::options_description& desc);
   // Checks presence and ranges; throws UsageError naming the flag.
-  GenerationFlags finish(const boost::program_options::variables_map& vm) const;
+  // `checkpoint_required` false: an action that needs only the tokenizer.
+  GenerationFlags finish(const boost::program_options::variables_map& vm,
+                         bool checkpoint_required = true) const;
 
  private:
   GenerationFlags flags_;

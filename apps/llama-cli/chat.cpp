@@ -14,7 +14,8 @@ int run_chat(const CliOptions& o, const Model& model, const Tokenizer& tokenizer
              InferenceBackend& backend, std::istream& in, std::ostream& out, std::ostream& err) {
   const uint64_t seed = o.seed ? *o.seed : static_cast<uint64_t>(std::time(nullptr));
   Sampler sampler(model.config.vocab_size, o.temperature, o.top_p, seed);
-  ChatSession session(backend, model.config, tokenizer, sampler, o.system_prompt, o.steps);
+  ChatSession session(backend, model.config, tokenizer, sampler, o.system_prompt, o.steps,
+                      o.parse_special);
   const bool text = o.format == OutputFormat::text;
   nlohmann::json turns = nlohmann::json::array();
   bool first = true;

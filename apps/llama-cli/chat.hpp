@@ -6,7 +6,7 @@
 
 #include "cli_options.hpp"
 #include "llama/backend.hpp"
-#include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 
 namespace llama::cli {
 

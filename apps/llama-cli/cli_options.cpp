@@ -28,7 +28,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
                                                 "chat: system prompt of the first turn")(
       "list-backends", "list registered backends and wrappers, then exit")(
       "verify-checkpoint", "print per-tensor statistics; exit 1 if any value is not finite")(
-      "tokenize", "print the prompt's tokens and exit")(
+      "tokenize", "print the prompt's tokens and exit (needs no checkpoint when -k is given)")(
+      "no-parse-special", "treat text that spells an added token (<s>, <|eot_id|>) as plain text")(
       "explain", "prepare the backend and print what it built, then exit")(
       "version", "print version and BLAS information")("help,h", "show this help");
 
@@ -61,7 +62,10 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     return o;
   }
 
-  const GenerationFlags g = generation.finish(vm);
+  // --tokenize reads only the tokenizer, so -k alone is enough.
+  const bool tokenizer_only = o.action == Action::tokenize && vm.count("tokenizer") > 0;
+  const GenerationFlags g = generation.finish(vm, !tokenizer_only);
+  o.parse_special = vm.count("no-parse-special") == 0;
   if (format == "text")
     o.format = OutputFormat::text;
   else if (format == "json")

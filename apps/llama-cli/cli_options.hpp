@@ -29,6 +29,7 @@ struct CliOptions {
   Mode mode = Mode::generate;
   bool prompt_given = false;  // chat: -p is the first user message, else read from stdin
   std::string system_prompt;  // chat: -y, empty for none
+  bool parse_special = true;  // added tokens spelled in the prompt become those tokens
   std::string help_text;
 };
 

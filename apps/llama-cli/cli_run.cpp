@@ -18,6 +18,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 #include "verify_checkpoint.hpp"
 
 namespace llama::cli {
@@ -35,11 +36,15 @@ int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
   // Chat: the rendered first turn, as the model sees it.
   const std::string text =
       o.mode == Mode::chat ? render_chat_turn(o.system_prompt, o.prompt, true) : o.prompt;
-  const std::vector<int32_t> tokens = tok.encode(text, true, false);
+  const std::vector<int32_t> tokens =
+      tok.encode(text, {.add_special = true, .parse_special = o.parse_special});
   if (o.format == OutputFormat::json) {
     nlohmann::json pieces = nlohmann::json::array();
-    for (int32_t t : tokens) pieces.push_back(tok.piece(t));
-    nlohmann::json j{{"prompt_tokens", tokens}, {"pieces", pieces}};
+    for (int32_t t : tokens) pieces.push_back(std::string(tok.piece(t)));
+    nlohmann::json j{{"tokenizer", tok.description()},
+                     {"prompt_tokens", tokens},
+                     {"pieces", pieces},
+                     {"text", tok.decode(tokens, /*skip_special=*/true)}};
     out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     for (int32_t t : tokens) out << t << "\t" << tok.piece(t) << "\n";
@@ -54,6 +59,7 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
   GenerationOptions g;
   g.prompt = o.prompt;
   g.steps = o.steps;
+  g.parse_special = o.parse_special;
   const bool text = o.format == OutputFormat::text;
   const GenerationResult r =
       generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
@@ -95,11 +101,17 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
       break;
   }
 
+  if (o.action == Action::tokenize && o.checkpoint.empty()) {
+    // -k without -c: the whole tokenizer, no model to match.
+    return tokenize(o, *open_tokenizer(o.tokenizer), out);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const Checkpoint ck = Checkpoint::open(o.checkpoint);
   if (o.action == Action::verify_checkpoint) return verify_checkpoint(ck, out);
   const Model& model = ck.model();
-  const Tokenizer tok(resolve_tokenizer_path(o), model.config.vocab_size);
+  const std::unique_ptr<Tokenizer> tokenizer =
+      open_tokenizer(resolve_tokenizer_path(o), {.vocab_size = model.config.vocab_size});
+  const Tokenizer& tok = *tokenizer;
   if (o.action == Action::tokenize) return tokenize(o, tok, out);
 
   BackendOptions bo;

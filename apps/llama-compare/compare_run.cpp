@@ -11,6 +11,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 
 namespace llama::compare {
 namespace {
@@ -32,8 +33,10 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   for (const auto& b : owned) backends.push_back(b.get());
 
   const Checkpoint ck = Checkpoint::open(o.run.checkpoint);
-  const Tokenizer tok(cli::resolve_tokenizer_path(o.run.checkpoint, o.run.tokenizer),
-                      ck.config().vocab_size);
+  const std::unique_ptr<Tokenizer> tokenizer =
+      open_tokenizer(cli::resolve_tokenizer_path(o.run.checkpoint, o.run.tokenizer),
+                     {.vocab_size = ck.config().vocab_size});
+  const Tokenizer& tok = *tokenizer;
   CompareSettings s;
   s.prompt = o.run.prompt;
   s.steps = o.run.steps;

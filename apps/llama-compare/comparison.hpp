@@ -11,7 +11,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/generate.hpp"
-#include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 
 namespace llama::compare {
 

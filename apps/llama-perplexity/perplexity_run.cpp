@@ -15,6 +15,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/perplexity.hpp"
 #include "llama/registry.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "usage_error.hpp"
 #include "usage_message.hpp"
@@ -128,15 +129,20 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
                 " is larger than the model's context (seq_len " + std::to_string(config.seq_len) +
                 ")");
   }
-  const Tokenizer tok(cli::resolve_tokenizer_path(o.checkpoint, o.tokenizer), config.vocab_size);
+  const std::unique_ptr<Tokenizer> tok = open_tokenizer(
+      cli::resolve_tokenizer_path(o.checkpoint, o.tokenizer), {.vocab_size = config.vocab_size});
+  if (tok->special().bos < 0) throw Error("the tokenizer has no BOS token to start chunks with");
   const std::string text = read_text(o.file);
-  const std::vector<int32_t> tokens = tok.encode(text, /*bos=*/true, /*eos=*/false);
+  // Untrusted text: what spells a special token stays text.
+  const std::vector<int32_t> tokens =
+      tok->encode(text, {.add_special = true, .parse_special = false});
   BackendOptions bo;
   bo.threads = static_cast<int>(o.threads);
   auto backend = BackendRegistry::instance().create(o.backend, bo);
   backend->prepare(ck.model());
   PerplexityOptions po_;
   po_.ctx = o.ctx;
+  po_.bos = tok->special().bos;
   PerplexityResult r;
   try {
     r = perplexity(*backend, config, tokens, po_, progress_printer(err, tty));

@@ -21,17 +21,20 @@ const char* to_string(ChatStop stop) { return stop == ChatStop::eos ? "eos" : "s
 
 ChatSession::ChatSession(InferenceBackend& backend, const Config& config,
                          const Tokenizer& tokenizer, Sampler& sampler, std::string system_prompt,
-                         int64_t steps)
+                         int64_t steps, bool parse_special)
     : backend_(backend),
       tokenizer_(tokenizer),
       sampler_(sampler),
       system_prompt_(std::move(system_prompt)),
       steps_((steps <= 0 || steps > config.seq_len) ? config.seq_len : steps),
+      encode_{.add_special = true, .parse_special = parse_special},
       scratch_(static_cast<size_t>(config.vocab_size)) {
   if (steps < 0) throw Error("steps must be >= 0, got " + std::to_string(steps));
-  if (tokenizer.vocab_size() != config.vocab_size) {
+  // A model's embedding may have rows no token uses (padded vocabularies);
+  // a token it cannot embed is an error.
+  if (tokenizer.vocab_size() > config.vocab_size) {
     throw Error("tokenizer has " + std::to_string(tokenizer.vocab_size()) +
-                " entries, model vocab_size is " + std::to_string(config.vocab_size));
+                " entries, more than the model's vocab_size " + std::to_string(config.vocab_size));
   }
 }
 
@@ -48,35 +51,43 @@ ChatTurn ChatSession::turn(std::string_view user, const PieceCallback& on_piece)
   turn.stop = ChatStop::steps;
   // run.c feeds the EOS that ended the previous reply before the next turn
   // (and samples after it); its output is not part of any reply.
-  if (pending_eos_) {
-    pending_eos_ = false;
-    (void)step(kEosToken);
+  if (pending_eos_ >= 0) {
+    const int32_t eos = pending_eos_;
+    pending_eos_ = -1;
+    (void)step(eos);
     if (finished()) return turn;
   }
   turn.prompt_tokens =
-      tokenizer_.encode(render_chat_turn(system_prompt_, user, pos_ == 0), true, false);
+      tokenizer_.encode(render_chat_turn(system_prompt_, user, pos_ == 0), encode_);
+  if (turn.prompt_tokens.empty()) throw Error("chat: the turn encodes to no tokens");
+  const std::vector<int32_t>& eos = tokenizer_.special().eos;
   int32_t next = 0;
   for (const int32_t token : turn.prompt_tokens) {
     if (finished()) return turn;
     next = step(token);
   }
-  int32_t token = turn.prompt_tokens.back();
+  // The reply's text: the stream starts after the turn's last token (llama2.c:
+  // run.c's decode of the first reply token after it).
+  const std::unique_ptr<TextStream> stream = tokenizer_.stream();
+  (void)stream->push(turn.prompt_tokens.back());
+  auto print = [&](const std::string& piece) {
+    if (piece.empty()) return;
+    turn.text += piece;
+    if (on_piece) on_piece(piece);
+  };
   while (true) {
-    if (next == kEosToken) {
+    if (std::find(eos.begin(), eos.end(), next) != eos.end()) {
       turn.stop = ChatStop::eos;
-      pending_eos_ = true;
-      return turn;
+      pending_eos_ = next;
+      break;
     }
     turn.reply_tokens.push_back(next);
-    const std::string piece = tokenizer_.decode(token, next);
-    if (Tokenizer::is_printable_piece(piece)) {
-      turn.text += piece;
-      if (on_piece) on_piece(piece);
-    }
-    token = next;
-    if (finished()) return turn;
-    next = step(token);
+    print(stream->push(next));
+    if (finished()) break;
+    next = step(next);
   }
+  print(stream->finish());
+  return turn;
 }
 
 }  // namespace llama

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/tokenizers/llama2c_tokenizer.hpp"  // kBosToken
 
 namespace llama {
 namespace {
@@ -56,7 +55,7 @@ PerplexityResult perplexity(InferenceBackend& backend, const Config& config,
   for (int64_t c = 0; c < r.chunks; ++c) {
     const auto first = static_cast<size_t>(c) * ctx;
     std::copy_n(tokens.begin() + static_cast<std::ptrdiff_t>(first), ctx, chunk.begin());
-    chunk[0] = kBosToken;
+    chunk[0] = options.bos;
     // f32 [ctx, vocab_size]
     const std::span<const float> logits = backend.forward_batch(chunk, 0, /*all_logits=*/true);
     if (logits.size() != ctx * vocab) {

@@ -13,6 +13,7 @@
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "llama/sampler.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "logit_diff.hpp"
 #include "test_support.hpp"
 

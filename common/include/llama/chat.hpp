@@ -1,6 +1,7 @@
 // run.c's chat mode, one turn at a time: the Llama 2 chat template, the
-// rendered turn forced (BOS first, no EOS), then the assistant's reply sampled
-// until it samples EOS or the session runs out of positions.
+// rendered turn forced (with the tokenizer's own special tokens: BOS first, no
+// EOS), then the assistant's reply sampled until it samples one of the
+// tokenizer's EOS ids or the session runs out of positions.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include "llama/backend.hpp"
 #include "llama/generate.hpp"
 #include "llama/sampler.hpp"
-#include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 
 namespace llama {
 
@@ -37,7 +38,8 @@ class ChatSession {
   // starts at position 0 and runs at most `steps` positions in all (0 or more
   // than seq_len: seq_len), as run.c.
   ChatSession(InferenceBackend& backend, const Config& config, const Tokenizer& tokenizer,
-              Sampler& sampler, std::string system_prompt, int64_t steps);
+              Sampler& sampler, std::string system_prompt, int64_t steps,
+              bool parse_special = true);
 
   // One user turn and the assistant's reply; each printable reply piece goes
   // to `on_piece`. Throws Error once finished().
@@ -57,8 +59,9 @@ class ChatSession {
   Sampler& sampler_;
   std::string system_prompt_;
   int64_t steps_;
+  EncodeOptions encode_;  // the turns' encoding
   int64_t pos_ = 0;
-  bool pending_eos_ = false;    // the last reply ended in EOS, not yet fed
+  int32_t pending_eos_ = -1;    // the EOS that ended the last reply, not yet fed
   std::vector<float> scratch_;  // f32 [vocab_size] logits the sampler may overwrite
 };
 

@@ -17,6 +17,7 @@ namespace llama {
 
 struct PerplexityOptions {
   int64_t ctx = 0;  // tokens per chunk; 0: the model's seq_len, at most 512
+  int32_t bos = 1;  // each chunk's first token: the tokenizer's BOS (run.c's 1)
 };
 
 struct PerplexityResult {
