@@ -16,12 +16,12 @@ namespace {
 
 constexpr int64_t kVocabSize = 32000;
 
-const llama::Tokenizer& tokenizer() {
-  static const llama::Tokenizer tok = [] {
+const llama::Llama2cTokenizer& tokenizer() {
+  static const llama::Llama2cTokenizer tok = [] {
     const char* env = std::getenv("LLAMA_FUZZ_TOKENIZER");
     const std::string path = env != nullptr ? env : LLAMA_MODELS_DIR "/tokenizer.bin";
     try {
-      return llama::Tokenizer(path, kVocabSize);
+      return llama::Llama2cTokenizer(path, kVocabSize);
     } catch (const llama::Error& e) {
       std::fprintf(stderr, "fuzz_bpe_encode: %s (set LLAMA_FUZZ_TOKENIZER)\n", e.what());
       std::exit(1);
@@ -36,7 +36,7 @@ bool is_byte_token(int32_t id) { return id >= 3 && id < 3 + 256; }
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const llama::Tokenizer& tok = tokenizer();
+  const llama::Llama2cTokenizer& tok = tokenizer();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const std::vector<int32_t> ids = tok.encode(text, true, true);  // the full vocabulary: no throw
   FUZZ_CHECK(ids.size() >= 2 && ids.front() == llama::kBosToken && ids.back() == llama::kEosToken,
@@ -47,8 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 1; i + 1 < ids.size(); ++i) {
     const int32_t id = ids[i];
     FUZZ_CHECK(id >= 0 && id < kVocabSize, "id outside the vocabulary");
-    spelled += is_byte_token(id) ? std::string(1, static_cast<char>(id - 3)) : tok.piece(id);
-    (void)tok.decode(prev, id);
+    spelled +=
+        is_byte_token(id) ? std::string(1, static_cast<char>(id - 3)) : std::string(tok.piece(id));
+    (void)tok.decode_token(prev, id);
     prev = id;
   }
   // A literal "<0xXX>" in the text may merge into the byte token of that name (as in run.c).

@@ -11,7 +11,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${LLAMA_FUZZ_SECONDS:-60}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode cli_args chat_template gguf)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode tokenizer_json hf_encode cli_args chat_template gguf)
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DLLAMA_FUZZ=ON \
   -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -21,9 +21,8 @@ seeds="$build/fuzz-seeds"
 rm -rf "$seeds"
 "$build/bin/llama-fuzz-seeds" "$seeds"
 
-# Encoding is quadratic in the text length; shorter inputs keep it fast.
 # GGUF: room for a whole tiny llama model (tensors and a 260-token vocabulary).
-max_len() { case "$1" in bpe_encode) echo 512 ;; cli_args) echo 1024 ;; gguf) echo 65536 ;; *) echo 8192 ;; esac; }
+max_len() { case "$1" in cli_args) echo 1024 ;; gguf) echo 65536 ;; *) echo 8192 ;; esac; }
 
 run_one() {
   local t="$1" corpus="$build/fuzz-corpus/$1" art="$build/fuzz-artifacts/$1/"

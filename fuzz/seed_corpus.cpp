@@ -204,6 +204,38 @@ void bpe_seeds(const fs::path& dir) {
   write(dir, "byte-token-name", text("<0x41> <s> </s>"));
 }
 
+// Small tokenizer.json documents of both families (a NUL then tokenizer_config.json).
+void tokenizer_json_seeds(const fs::path& dir) {
+  const std::string byte_level =
+      R"({"model":{"type":"BPE","vocab":{"a":0,"b":1,"c":2,"ab":3,"abc":4,"Ġ":5,"Ġa":6},)"
+      R"("merges":["a b","ab c",["Ġ","a"]],"ignore_merges":true},)"
+      R"("added_tokens":[{"id":7,"content":"<|end|>","special":true}],)"
+      R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":)"
+      R"({"Regex":"(?i:'s)|\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"},)"
+      R"("behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,)"
+      R"("use_regex":false}]},"post_processor":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"}})";
+  write(dir, "byte-level", text(byte_level));
+  const std::string sentencepiece =
+      R"({"model":{"type":"BPE","unk_token":"<unk>","fuse_unk":true,"byte_fallback":true,)"
+      R"("vocab":{"<unk>":0,"<s>":1,"</s>":2,"<0x41>":3,"<0xF0>":4,"▁":5,"h":6,"i":7,"hi":8,)"
+      R"("▁hi":9},"merges":["h i","▁ hi"]},)"
+      R"("added_tokens":[{"id":1,"content":"<s>","special":true},{"id":2,"content":"</s>","special":true}],)"
+      R"("normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},)"
+      R"({"type":"Replace","pattern":{"String":" "},"content":"▁"}]},)"
+      R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>"}},)"
+      R"({"Sequence":{"id":"A"}}],"special_tokens":{"<s>":{"id":"<s>","ids":[1]}}},)"
+      R"("decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},)"
+      R"("content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ",)"
+      R"("start":1,"stop":0}]}})";
+  write(dir, "sentencepiece", text(sentencepiece));
+  Bytes with_config = text(sentencepiece);
+  with_config.push_back(0);
+  const Bytes config = text(
+      R"({"add_bos_token":true,"add_eos_token":true,"bos_token":"<s>","eos_token":{"content":"</s>"}})");
+  with_config.insert(with_config.end(), config.begin(), config.end());
+  write(dir, "sentencepiece-config", with_config);
+}
+
 Bytes args(const std::vector<std::string>& a) {
   Bytes out;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -243,6 +275,8 @@ int main(int argc, char** argv) {
     checkpoint_seeds(out / "checkpoint");
     tokenizer_seeds(out / "tokenizer_file");
     bpe_seeds(out / "bpe_encode");
+    bpe_seeds(out / "hf_encode");
+    tokenizer_json_seeds(out / "tokenizer_json");
     cli_seeds(out / "cli_args");
     chat_template_seeds(out / "chat_template");
     gguf_seeds(out / "gguf");
