@@ -82,11 +82,11 @@ std::vector<std::byte> write(const gguf::LlamaSpec& spec, const std::vector<gguf
 TEST_CASE("gguf writer: stories1M as llama.cpp's convert and llama-quantize wrote it", "[gguf]") {
   const auto ck = llama::Checkpoint::open(llama::test::model_path("stories1M.bin"));
   const llama::Config& c = ck.config();
-  const llama::Tokenizer tok(llama::test::model_path("tok2048.bin"), c.vocab_size);
+  const llama::Llama2cTokenizer tok(llama::test::model_path("tok2048.bin"), c.vocab_size);
   std::vector<std::string> pieces;
   std::vector<float> scores;
   for (int32_t i = 0; i < tok.vocab_size(); ++i) {
-    pieces.push_back(tok.piece(i));
+    pieces.emplace_back(tok.piece(i));
     scores.push_back(tok.score(i));
   }
   gguf::LlamaSpec spec;
