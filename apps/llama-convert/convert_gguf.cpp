@@ -46,11 +46,11 @@ gguf::LlamaWriteReport write_gguf(const Checkpoint& in, const std::string& token
   spec.n_heads = c.n_heads, spec.n_kv_heads = c.n_kv_heads, spec.head_dim = c.head_size();
   spec.vocab_size = c.vocab_size, spec.context_length = c.seq_len;
   if (!tokenizer.empty()) {
-    const Tokenizer tok(tokenizer, c.vocab_size);
+    const Llama2cTokenizer tok(tokenizer, c.vocab_size);
     std::vector<std::string> pieces;
     std::vector<float> scores;
     for (int32_t i = 0; i < tok.vocab_size(); ++i) {
-      pieces.push_back(tok.piece(i));
+      pieces.emplace_back(tok.piece(i));
       scores.push_back(tok.score(i));
     }
     spec.vocabulary = gguf::vocabulary_from_llama2c(pieces, scores);
