@@ -151,3 +151,20 @@ TEST_CASE("llama-cli --tokenize -k tokenizer.json needs no checkpoint", "[tokeni
   REQUIRE(b.exit_code == 0);
   CHECK(nlohmann::json::parse(b.out)["prompt_tokens"] == nlohmann::json::array({1, 22172}));
 }
+
+TEST_CASE("llama-cli generates the same story with tok2048.bin and its tokenizer.json",
+          "[tokenizer][hf][cli]") {
+  // hf/stories1M's tokenizer.json is tok2048 converted as Hugging Face converts SentencePiece.
+  auto run = [](const std::string& tokenizer) {
+    const auto r = run_llama_cli({"-c", model_path("stories1M.bin"), "-k", tokenizer, "-p",
+                                  "Once upon a time", "-s", "80", "--format", "json"});
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto bin = run(model_path("tok2048.bin"));
+  const auto json = run(model_path("hf/stories1M"));
+  CHECK(json["prompt_tokens"] == bin["prompt_tokens"]);
+  CHECK(json["generated_tokens"] == bin["generated_tokens"]);
+  CHECK(json["text"] == bin["text"]);
+  CHECK(bin["text"].get<std::string>().starts_with("Once upon a time, there was"));
+}
