@@ -1,6 +1,7 @@
 // libFuzzer target: gguf::File::parse on arbitrary bytes (header, metadata of
 // every value type, tensor infos, alignment, data section), then the llama
-// architecture's checks (gguf::read_llama). Anything accepted must keep its
+// architecture's checks (gguf::read_llama) and its embedded tokenizer (a text
+// encodes to ids inside the vocabulary). Anything accepted must keep its
 // views inside the bytes: every value is read through its typed accessors and
 // every tensor byte is touched, so ASan checks them.
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/gguf_file.hpp"
 #include "llama/formats/gguf_llama.hpp"
+#include "llama/formats/gguf_tokenizer.hpp"
 
 namespace {
 
@@ -79,6 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const llama::gguf::LlamaFile m = llama::gguf::read_llama(f);
     FUZZ_CHECK(static_cast<int64_t>(m.layers.size()) == m.n_layers, "layer count");
     FUZZ_CHECK(m.token_embd->shape[0] == m.vocab_size, "embedding rows are the vocabulary");
+    if (llama::gguf::has_tokenizer(f)) {
+      const auto tok = llama::gguf::open_tokenizer(f, m.vocab_size);
+      for (int32_t id : tok->encode("Once upon a time, \xe6\x97\xa5 <s>")) {
+        FUZZ_CHECK(id >= 0 && id < tok->vocab_size(), "encoded id outside the vocabulary");
+      }
+    }
   } catch (const llama::Error& e) {
     FUZZ_CHECK(std::strncmp(e.what(), "fuzz.gguf: ", 11) == 0, "error does not name the file");
     FUZZ_CHECK(std::strchr(e.what(), '\n') == nullptr, "error is not one line");
