@@ -16,6 +16,7 @@
 #include "llama/formats/gguf_writer.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
+#include "llama/formats/safetensors_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -263,6 +264,65 @@ void cli_seeds(const fs::path& dir) {
               "1e309"}));
 }
 
+// Safetensors files through the project's writer: every supported dtype,
+// metadata, an empty and a zero-size tensor, and a few hand-made headers.
+void safetensors_seeds(const fs::path& dir) {
+  using llama::SafetensorsDtype;
+  const std::vector<float> f32 = {1.0f, -2.0f, 0.5f, 3.0f, 0.25f, -1.5f};
+  const std::vector<uint16_t> half = {0x3f80, 0xc000, 0x3c00, 0xbc00};
+  const auto f32_bytes = std::as_bytes(std::span(f32));
+  const auto half_bytes = std::as_bytes(std::span(half));
+  const std::vector<llama::SafetensorsOutput> tensors = {
+      {"model.embed_tokens.weight", SafetensorsDtype::F32, {3, 2}, f32_bytes},
+      {"model.norm.weight", SafetensorsDtype::BF16, {2}, half_bytes.subspan(0, 4)},
+      {"lm_head.weight", SafetensorsDtype::F16, {1, 2}, half_bytes.subspan(4, 4)},
+      {"empty", SafetensorsDtype::I8, {0}, {}}};
+  for (const auto& [name, metadata] :
+       {std::pair{"tensors", std::vector<std::pair<std::string, std::string>>{}},
+        std::pair{"tensors-metadata",
+                  std::vector<std::pair<std::string, std::string>>{{"format", "pt"}}}}) {
+    std::ostringstream out;
+    llama::write_safetensors(out, tensors, metadata, "seed");
+    write(dir, name, text(out.str()));
+  }
+  std::ostringstream none;
+  llama::write_safetensors(none, {}, {}, "seed");
+  write(dir, "no-tensors", text(none.str()));
+  const auto raw = [&](const std::string& name, const std::string& header, size_t data) {
+    Bytes b;
+    append(b, static_cast<uint64_t>(header.size()));
+    b.insert(b.end(), header.begin(), header.end());
+    b.resize(b.size() + data);
+    write(dir, name, b);
+  };
+  raw("overlap",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      8);
+  raw("rank-3",
+      R"({"__metadata__":{"k":"v"},"a":{"dtype":"F64","shape":[1,1,1],"data_offsets":[0,8]}})", 8);
+}
+
+void hf_config_seeds(const fs::path& dir) {
+  write(dir, "llama", text(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1, "num_attention_heads": 2,
+    "num_key_value_heads": 1, "vocab_size": 10, "max_position_embeddings": 16,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "rope_scaling": null,
+    "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "attention_bias": false, "mlp_bias": false, "torch_dtype": "float32"})"));
+  write(dir, "llama3", text(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 96,
+    "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 300, "rope_theta": 500000.0,
+    "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+    "tie_word_embeddings": true, "bos_token_id": 256, "eos_token_id": [257, 259]})"));
+  write(dir, "mistral", text(R"({"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+    "hidden_size": 64, "intermediate_size": 192, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "vocab_size": 320, "sliding_window": null,
+    "rope_scaling": {"type": "linear", "factor": 2.0}})"));
+  write(dir, "generation",
+        text(R"({"bos_token_id": 1, "eos_token_id": [1, 2], "do_sample": true})"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -280,6 +340,8 @@ int main(int argc, char** argv) {
     cli_seeds(out / "cli_args");
     chat_template_seeds(out / "chat_template");
     gguf_seeds(out / "gguf");
+    safetensors_seeds(out / "safetensors");
+    hf_config_seeds(out / "hf_config");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
     return 1;

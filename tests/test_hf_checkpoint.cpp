@@ -1,0 +1,154 @@
+// Hugging Face directories: the shared models bound tensor by tensor, and a
+// missing, unexpected, mis-shaped or mis-typed tensor refused by name.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "hf_fixtures.hpp"
+#include "llama/error.hpp"
+#include "llama/formats/hf_checkpoint.hpp"
+#include "test_support.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using llama::HfCheckpoint;
+using llama::HfRole;
+using llama::SafetensorsDtype;
+using nlohmann::json;
+using namespace llama::test;
+
+namespace {
+
+// Opening `path` fails with one line containing every part of `why`.
+void require_refused(const std::string& path, const std::vector<std::string>& why) {
+  try {
+    (void)HfCheckpoint::open(path);
+    FAIL("accepted " << path);
+  } catch (const llama::Error& e) {
+    const std::string what = e.what();
+    for (const std::string& w : why) CHECK_THAT(what, Contains(w));
+    CHECK(what.find('\n') == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the shared Hugging Face directories bind every tensor", "[hf][checkpoint]") {
+  struct Expect {
+    const char* dir;
+    SafetensorsDtype dtype;
+    size_t tensors;
+    size_t files;
+  };
+  for (const Expect& x : {Expect{"hf/stories1M", SafetensorsDtype::F32, 1 + 5 * 9 + 1, 1},
+                          Expect{"hf/stories1M-bf16", SafetensorsDtype::BF16, 1 + 5 * 9 + 1, 1},
+                          Expect{"hf/rand-llama3", SafetensorsDtype::BF16, 1 + 2 * 9 + 1, 1},
+                          Expect{"hf/rand-mistral-f16", SafetensorsDtype::F16, 1 + 2 * 9 + 2, 2}}) {
+    INFO(x.dir);
+    const std::string dir = model_path(x.dir);
+    const HfCheckpoint ck = HfCheckpoint::open(dir);
+    CHECK(ck.tensors().size() == x.tensors);
+    CHECK(ck.safetensors().files().size() == x.files);
+    for (const auto& t : ck.tensors()) CHECK(t.tensor->dtype == x.dtype);
+    CHECK(ck.paths().tokenizer == dir + "/tokenizer.json");
+    CHECK(ck.paths().tokenizer_config == dir + "/tokenizer_config.json");
+    CHECK(ck.ignored().empty());
+  }
+  const HfCheckpoint l3 = HfCheckpoint::open(model_path("hf/rand-llama3"));
+  CHECK(l3.tensor(HfRole::q_proj, 1).tensor->shape == std::vector<int64_t>{128, 96});
+  CHECK(l3.tensor(HfRole::k_proj, 0).tensor->shape == std::vector<int64_t>{32, 96});
+  CHECK(l3.tensor(HfRole::o_proj, 0).tensor->shape == std::vector<int64_t>{96, 128});
+  CHECK(l3.tensor(HfRole::o_proj, 0).spec.name == "model.layers.0.self_attn.o_proj.weight");
+  CHECK_THROWS_WITH(l3.tensor(HfRole::lm_head), Contains("no tensor"));
+  CHECK(l3.weight_bytes() ==
+        2 * (128256 * 96 + 2 * (128 * 96 + 2 * 32 * 96 + 96 * 128 + 3 * 256 * 96 + 2 * 96) + 96));
+  // The weights file itself (or the index) names the same checkpoint.
+  CHECK(HfCheckpoint::open(model_path("hf/stories1M/model.safetensors")).tensors().size() == 47);
+  CHECK(HfCheckpoint::open(model_path("hf/rand-mistral-f16/model.safetensors.index.json"))
+            .tensors()
+            .size() == 21);
+}
+
+TEST_CASE("a Hugging Face directory is refused naming the file and the tensor",
+          "[hf][checkpoint][robustness]") {
+  const json config = tiny_hf_config();
+  auto tensors = hf_fixture_tensors(config);
+  REQUIRE_NOTHROW(HfCheckpoint::open(make_hf_dir("good", config, tensors)));
+
+  auto missing = tensors;
+  missing.erase(missing.begin() + 3);  // layer 0's v_proj
+  require_refused(
+      make_hf_dir("missing", config, missing),
+      {"missing/model.safetensors: missing tensor \"model.layers.0.self_attn.v_proj.weight\"",
+       "describes 1 layers, untied embeddings"});
+
+  auto shaped = tensors;
+  shaped[2].shape = {8, 8};  // k_proj is [kv_heads * head_dim = 4, hidden 8]
+  require_refused(make_hf_dir("shape", config, shaped),
+                  {"shape/model.safetensors: tensor \"model.layers.0.self_attn.k_proj.weight\" has "
+                   "shape [8, 8]",
+                   "shape/config.json implies [4, 8]"});
+
+  auto typed = tensors;
+  typed[1].dtype = SafetensorsDtype::I8;
+  require_refused(
+      make_hf_dir("dtype", config, typed),
+      {"tensor \"model.layers.0.self_attn.q_proj.weight\" has dtype I8; only F32, BF16 and F16"});
+
+  auto extra = tensors;
+  extra.push_back({"model.layers.0.self_attn.q_proj.bias", SafetensorsDtype::F32, {8}});
+  require_refused(
+      make_hf_dir("extra", config, extra),
+      {"unexpected tensor \"model.layers.0.self_attn.q_proj.bias\"", "1 layers, no biases"});
+  auto layer = tensors;
+  layer.push_back({"model.layers.1.input_layernorm.weight", SafetensorsDtype::F32, {8}});
+  require_refused(make_hf_dir("layer", config, layer),
+                  {"unexpected tensor \"model.layers.1.input_layernorm.weight\""});
+
+  // Tied: lm_head.weight may be there (ignored, as transformers ties it); inv_freq buffers too.
+  json tied = config;
+  tied["tie_word_embeddings"] = true;
+  auto with_head = tensors;
+  with_head.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", SafetensorsDtype::F32, {2}});
+  const HfCheckpoint t = HfCheckpoint::open(make_hf_dir("tied", tied, with_head));
+  CHECK(t.ignored() ==
+        std::vector<std::string>{"lm_head.weight", "model.layers.0.self_attn.rotary_emb.inv_freq"});
+  CHECK(t.tensors().size() == tensors.size() - 1);
+
+  // A shape config.json does not allow (heads that do not divide) is refused before the weights.
+  json bad = config;
+  bad["num_attention_heads"] = 3;
+  require_refused(
+      make_hf_dir("heads", bad, tensors),
+      {"heads/config.json: \"hidden_size\" is 8: is not divisible by num_attention_heads 3"});
+  // generation_config.json is read and checked too.
+  const std::string gen = make_hf_dir("gen", config, tensors, json{{"eos_token_id", {2, 3}}});
+  CHECK(HfCheckpoint::open(gen).config().eos_token_ids == std::vector<int64_t>{2, 3});
+  write_text(gen + "/generation_config.json", "{");
+  require_refused(gen, {"gen/generation_config.json: invalid JSON"});
+}
+
+TEST_CASE("a path that is not a Hugging Face checkpoint says what it is",
+          "[hf][checkpoint][robustness]") {
+  const std::string dir = temp_path("not-hf");
+  std::filesystem::create_directories(dir);
+  require_refused(dir, {"not-hf: no model.safetensors or model.safetensors.index.json"});
+  write_text(dir + "/pytorch_model.bin", "x");
+  require_refused(dir, {"it holds PyTorch pickle weights (pytorch_model.bin), which are not read"});
+  write_file(dir + "/model.safetensors", safetensors_bytes(hf_fixture_tensors(tiny_hf_config())));
+  require_refused(dir, {"not-hf/model.safetensors: no config.json beside it"});
+  require_refused(dir + "/nothing.safetensors", {"nothing.safetensors: cannot open"});
+  require_refused(model_path("stories1M.bin"), {"not a Hugging Face checkpoint"});
+  CHECK(llama::looks_like_hf_checkpoint(dir));
+  CHECK(llama::looks_like_hf_checkpoint("x/model.safetensors"));
+  CHECK_FALSE(llama::looks_like_hf_checkpoint(model_path("stories1M.bin")));
+  // A shard the index names but that is not there.
+  const std::string sharded = temp_path("sharded");
+  std::filesystem::create_directories(sharded);
+  write_text(sharded + "/config.json", tiny_hf_config().dump());
+  write_text(
+      sharded + "/model.safetensors.index.json",
+      R"({"weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors"}})");
+  require_refused(
+      sharded, {"sharded/model.safetensors.index.json: shard \"model-00001-of-00002.safetensors\"",
+                "is absent"});
+}
