@@ -1,11 +1,15 @@
 // Hugging Face directories: the shared models bound tensor by tensor, and a
 // missing, unexpected, mis-shaped or mis-typed tensor refused by name.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "hf_fixtures.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/hf_checkpoint.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/formats/rotary_rows.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;
@@ -151,4 +155,42 @@ TEST_CASE("a path that is not a Hugging Face checkpoint says what it is",
   require_refused(
       sharded, {"sharded/model.safetensors.index.json: shard \"model-00001-of-00002.safetensors\"",
                 "is absent"});
+}
+
+TEST_CASE("the f32 HF stories1M holds stories1M.bin's weights, q/k rows in rotate_half order",
+          "[hf][checkpoint]") {
+  const HfCheckpoint hf = HfCheckpoint::open(model_path("hf/stories1M"));
+  const llama::Checkpoint bin = llama::Checkpoint::open(model_path("stories1M.bin"));
+  const llama::Config& c = bin.config();
+  const auto same = [](std::span<const std::byte> a, std::span<const float> b) {
+    return a.size() == b.size_bytes() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+  };
+  const auto& w = bin.model().weights;
+  CHECK(same(hf.tensor(HfRole::embed_tokens).tensor->bytes, w.token_embedding));
+  CHECK(same(hf.tensor(HfRole::final_norm).tensor->bytes, w.rms_final));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    INFO("layer " << l);
+    const llama::LayerTensors lt = w.layer(c, l);
+    CHECK(same(hf.tensor(HfRole::input_norm, l).tensor->bytes, lt.rms_att));
+    CHECK(same(hf.tensor(HfRole::post_attn_norm, l).tensor->bytes, lt.rms_ffn));
+    CHECK(same(hf.tensor(HfRole::v_proj, l).tensor->bytes, lt.wv));
+    CHECK(same(hf.tensor(HfRole::o_proj, l).tensor->bytes, lt.wo));
+    CHECK(same(hf.tensor(HfRole::gate_proj, l).tensor->bytes, lt.w1));
+    CHECK(same(hf.tensor(HfRole::down_proj, l).tensor->bytes, lt.w2));
+    CHECK(same(hf.tensor(HfRole::up_proj, l).tensor->bytes, lt.w3));
+    for (const auto& [role, heads, rows] : {std::tuple{HfRole::q_proj, c.n_heads, lt.wq},
+                                            std::tuple{HfRole::k_proj, c.n_kv_heads, lt.wk}}) {
+      const auto hf_rows = hf.tensor(role, l).tensor->bytes;
+      CHECK_FALSE(same(hf_rows, rows));  // the orders differ...
+      std::vector<std::byte> interleaved(hf_rows.size()), back(hf_rows.size());
+      llama::rotate_half_to_interleaved(hf_rows, interleaved, heads, c.head_size(), 4 * c.dim);
+      CHECK(same(interleaved, rows));  // ...by exactly export.py's permutation
+      llama::interleaved_to_rotate_half(interleaved, back, heads, c.head_size(), 4 * c.dim);
+      CHECK(std::memcmp(back.data(), hf_rows.data(), back.size()) == 0);
+    }
+  }
+  std::vector<std::byte> small(10);
+  CHECK_THROWS_WITH(llama::rotate_half_to_interleaved(hf.tensor(HfRole::k_proj, 0).tensor->bytes,
+                                                      small, 4, 16, 512),
+                    Contains("expected 32768"));
 }
