@@ -3,10 +3,14 @@
 // tensor of the shared files, each compared by hash with what ggml-quants.c
 // produced out of tree (tests/data/ggml-blocks.json says how). Then our
 // quantizers reproduce llama-quantize's shared files byte for byte.
+// f16 and bf16 are also checked against their definitions in double.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <vector>
 
 #include "llama/formats/gguf_file.hpp"
 #include "llama/kernels/blocks.hpp"
@@ -97,6 +101,49 @@ std::vector<float> seeded_floats(uint64_t seed, size_t n) {
   return v;
 }
 
+// Independent of ggml: the formats' definitions, evaluated in double.
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// binary16 by its definition: (-1)^s x 2^(e - 15) x 1.m, subnormals 2^-14 x 0.m.
+double f16_value(uint16_t h) {
+  const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+  const double sign = s ? -1.0 : 1.0;
+  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(m, -24);
+  return sign * std::ldexp(1024 + m, e - 25);
+}
+
+// The nearest of the positive finite patterns `sorted` (ascending, consecutive
+// from 0) and infinity (the next pattern, valued one ulp past the largest
+// finite value, as IEEE rounding treats it) to x; ties to the even pattern.
+template <typename Value>
+uint16_t nearest(double x, const std::vector<uint16_t>& sorted, Value value) {
+  const uint16_t top = sorted.back();
+  const auto inf = static_cast<uint16_t>(top + 1);
+  const double past = value(top) + (value(top) - value(static_cast<uint16_t>(top - 1)));
+  const auto val = [&](uint16_t h) { return h == inf ? past : value(h); };
+  const double ax = std::fabs(x);
+  const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (ax >= past) return static_cast<uint16_t>(sign | inf);
+  const auto it = std::lower_bound(sorted.begin(), sorted.end(), ax,
+                                   [&](uint16_t h, double v) { return value(h) < v; });
+  const uint16_t hi = it == sorted.end() ? inf : *it;
+  if (val(hi) == ax) return static_cast<uint16_t>(sign | hi);
+  const auto lo = static_cast<uint16_t>(hi - 1);
+  const double dlo = ax - val(lo), dhi = val(hi) - ax;
+  const uint16_t pick = dlo < dhi ? lo : dhi < dlo ? hi : ((lo & 1) == 0 ? lo : hi);
+  return static_cast<uint16_t>(sign | pick);
+}
+
 }  // namespace
 
 TEST_CASE("gguf blocks: dequantization equals ggml's on seeded random blocks", "[gguf][kernels]") {
@@ -169,6 +216,54 @@ TEST_CASE("gguf blocks: quantizers and narrowing equal ggml's reference ones", "
       h = fnv64(b);
     }
     CHECK(h == c["fnv64"].get<std::string>());
+  }
+}
+
+TEST_CASE("f16 and bf16 against their definitions: exact widening, nearest narrowing, ties to even",
+          "[gguf][kernels]") {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const double want = f16_value(static_cast<uint16_t>(h));
+    const float got = llama::f16_to_f32(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      REQUIRE(std::isnan(got));
+    } else {
+      REQUIRE(static_cast<double>(got) == want);
+      REQUIRE(std::signbit(got) == ((h & 0x8000) != 0));
+    }
+  }
+  std::vector<uint16_t> f16_sorted, bf16_sorted;  // positive finite patterns, ascending
+  for (uint16_t h = 0; h < 0x7c00; ++h) f16_sorted.push_back(h);
+  for (uint16_t h = 0; h < 0x7f80; ++h) bf16_sorted.push_back(h);
+  const auto bf16_value = [](uint16_t h) { return static_cast<double>(llama::bf16_to_f32(h)); };
+  // Every 4099th pattern, plus the halfway points around each f16 and bf16 value.
+  std::vector<float> xs;
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4099)
+    xs.push_back(from_bits(static_cast<uint32_t>(b)));
+  for (uint16_t h = 0; h < 0x7c00; ++h) {
+    const double mid = (f16_value(h) + f16_value(static_cast<uint16_t>(h + 1))) / 2;
+    xs.push_back(static_cast<float>(mid));  // exact in f32
+    xs.push_back(-static_cast<float>(mid));
+  }
+  for (uint32_t h = 0; h < 0x7f80; ++h)
+    xs.push_back(from_bits((h << 16) | 0x8000u));  // bf16 halfway
+  for (float x : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
+                  std::numeric_limits<float>::max(), INFINITY, -INFINITY}) {
+    xs.push_back(x);
+  }
+  for (float x : xs) {
+    INFO("x = " << x << " bits " << std::hex << bits_of(x));
+    if (std::isnan(x)) {
+      CHECK(std::isnan(llama::f16_to_f32(llama::f32_to_f16(x))));
+      CHECK(std::isnan(llama::bf16_to_f32(llama::f32_to_bf16(x))));
+      continue;
+    }
+    if (std::isinf(x)) {
+      CHECK(llama::f32_to_f16(x) == (x > 0 ? 0x7c00 : 0xfc00));
+      CHECK(llama::f32_to_bf16(x) == (x > 0 ? 0x7f80 : 0xff80));
+      continue;
+    }
+    REQUIRE(llama::f32_to_f16(x) == nearest(x, f16_sorted, f16_value));
+    REQUIRE(llama::f32_to_bf16(x) == nearest(x, bf16_sorted, bf16_value));
   }
 }
 
