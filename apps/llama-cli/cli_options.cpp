@@ -15,9 +15,11 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   std::string format = "text";
   std::string mode = "generate";
   GenerationFlagParser generation;
+  ControlFlagParser control;
 
   po::options_description desc("Usage: llama-cli -c CHECKPOINT [options]\nOptions");
   generation.add_to(desc);
+  control.add_to(desc);
   desc.add_options()("backend,b", po::value(&o.backend)->value_name("NAME"),
                      "backend, or wrapper:backend (default blas)")(
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
@@ -72,6 +74,13 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     o.format = OutputFormat::json;
   else
     throw UsageError("--format: must be text or json, got '" + format + "'");
+  o.control = control.finish(vm, o.format == OutputFormat::json);
+  if (mode == "chat") {
+    for (const char* flag : {"max-tokens", "stop", "ignore-eos", "truncate-prompt", "logprobs"}) {
+      if (vm.count(flag))
+        throw UsageError(std::string("--") + flag + ": only applies to --mode generate");
+    }
+  }
   if (o.backend.empty()) throw UsageError("--backend: must not be empty");
   if (mode == "generate")
     o.mode = Mode::generate;

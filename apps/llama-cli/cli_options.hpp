@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "control_flags.hpp"
 #include "generation_flags.hpp"  // UsageError
 
 namespace llama::cli {
@@ -30,6 +31,7 @@ struct CliOptions {
   bool prompt_given = false;  // chat: -p is the first user message, else read from stdin
   std::string system_prompt;  // chat: -y, empty for none
   bool parse_special = true;  // added tokens spelled in the prompt become those tokens
+  ControlFlags control;       // --max-tokens, --stop, --ignore-eos, --ctx-size, ...
   std::string help_text;
 };
 

@@ -52,6 +52,34 @@ int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
   return 0;
 }
 
+nlohmann::json logprobs_json(const std::vector<GeneratedLogprob>& logprobs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const GeneratedLogprob& g : logprobs) {
+    nlohmann::json top = nlohmann::json::array();
+    for (size_t i = 0; i < g.value.top.size(); ++i) {
+      top.push_back({{"id", g.value.top[i].id},
+                     {"piece", g.top_pieces[i]},
+                     {"logprob", g.value.top[i].logprob}});
+    }
+    out.push_back(
+        {{"id", g.value.id}, {"piece", g.piece}, {"logprob", g.value.logprob}, {"top", top}});
+  }
+  return out;
+}
+
+// The model as this run sees it: --ctx-size shortens its context (and so the
+// backend's KV cache), never beyond the model's own.
+Model with_context(const Model& model, int64_t ctx_size) {
+  if (ctx_size > model.config.seq_len) {
+    throw Error("--ctx-size: " + std::to_string(ctx_size) +
+                " is larger than the model's context (seq_len " +
+                std::to_string(model.config.seq_len) + ")");
+  }
+  Model m = model;
+  if (ctx_size > 0) m.config.seq_len = ctx_size;
+  return m;
+}
+
 int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
                   InferenceBackend& backend, double load_ms, std::ostream& out, std::ostream& err) {
   const uint64_t seed = o.seed ? *o.seed : static_cast<uint64_t>(std::time(nullptr));
@@ -60,11 +88,23 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
   g.prompt = o.prompt;
   g.steps = o.steps;
   g.parse_special = o.parse_special;
+  g.max_tokens = o.control.max_tokens;
+  g.stop = o.control.stop;
+  g.ignore_eos = o.control.ignore_eos;
+  g.truncation = o.control.truncation;
+  g.logprobs = o.control.logprobs;
+  // llama2.c checkpoints carry no EOS ids: run.c's sampled BOS is their end.
   const bool text = o.format == OutputFormat::text;
   const GenerationResult r =
       generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
         if (text) out << piece << std::flush;
       });
+  if (r.prompt_dropped > 0) {
+    err << kProgram << ": the prompt is " << r.prompt_encoded
+        << " tokens, longer than the context of " << model.config.seq_len << " positions: kept the "
+        << (g.truncation == PromptTruncation::left ? "first " : "last ") << r.prompt_tokens.size()
+        << " (--truncate-prompt " << to_string(g.truncation) << ")\n";
+  }
   // What wrappers such as counting: and timing: observed; stderr keeps JSON clean.
   const std::string report = backend.report();
   if (text) {
@@ -81,6 +121,9 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
                    {"load_ms", load_ms},
                    {"prompt_tok_per_s", r.prompt_tok_per_s()},
                    {"decode_tok_per_s", r.decode_tok_per_s()}};
+  if (r.stop_reason == StopReason::stop) j["stop_text"] = r.stop_text;
+  if (r.prompt_dropped > 0) j["prompt_tokens_dropped"] = r.prompt_dropped;
+  if (g.logprobs >= 0) j["logprobs"] = logprobs_json(r.logprobs);
   out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return 0;
 }
@@ -108,7 +151,7 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   const auto t0 = std::chrono::steady_clock::now();
   const Checkpoint ck = Checkpoint::open(o.checkpoint);
   if (o.action == Action::verify_checkpoint) return verify_checkpoint(ck, out);
-  const Model& model = ck.model();
+  const Model model = with_context(ck.model(), o.control.ctx_size);
   const std::unique_ptr<Tokenizer> tokenizer =
       open_tokenizer(resolve_tokenizer_path(o), {.vocab_size = model.config.vocab_size});
   const Tokenizer& tok = *tokenizer;
