@@ -162,3 +162,44 @@ TEST_CASE("llama-perplexity: bad input is one line and a non-zero exit", "[perpl
     if (!b.err.empty()) CHECK(r.err == b.err);
   }
 }
+
+namespace {
+
+// perplexity.json's case through llama-perplexity on `backend`.
+void check_reference_perplexity(const std::string& backend) {
+  const auto cases = test::load_json(test::reference_path("perplexity.json"));
+  REQUIRE(cases.size() == 1);
+  const auto& c = cases[0];
+  const Run r = run({"-c", test::model_path(c["model"]), "-k", test::model_path(c["tokenizer"]), "-f",
+                     test::model_path(c["text"]), "--ctx", std::to_string(c["ctx"].get<int64_t>()),
+                     "-b", backend, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["text_tokens"] == c["text_tokens"]);
+  CHECK(j["chunks"] == c["chunks"]);
+  CHECK(j["scored"] == c["scored"]);
+  const double want = c["perplexity"].get<double>();
+  CHECK(std::abs(j["perplexity"].get<double>() - want) / want < 1e-4);
+  CHECK(std::abs(j["mean_nll"].get<double>() - c["mean_nll"].get<double>()) < 1e-4);
+  // llama.cpp's standard error divides the variance by n - 1, the reference's by n.
+  CHECK(j["nll_stderr"].get<double>() == Approx(c["nll_stderr"].get<double>()).epsilon(1e-3));
+  // Progress went to stderr, one line per tenth of the chunks.
+  CHECK(r.err.find("llama-perplexity: chunk 232/232, perplexity 14.78") != std::string::npos);
+}
+
+}  // namespace
+
+// One test case per backend so CTest runs them side by side.
+TEST_CASE("llama-perplexity gives perplexity.json's figure on blas", "[perplexity][parity]") {
+  check_reference_perplexity("blas");
+}
+TEST_CASE("llama-perplexity gives perplexity.json's figure on graph", "[perplexity][parity]") {
+  check_reference_perplexity("graph");
+}
+TEST_CASE("llama-perplexity gives perplexity.json's figure on reference", "[perplexity][parity]") {
+  check_reference_perplexity("reference");
+}
+TEST_CASE("the perplexity.json cases above cover every registered backend", "[perplexity]") {
+  CHECK(backend_names() == std::vector<std::string>{"blas", "graph", "reference"});
+}
