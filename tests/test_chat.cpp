@@ -46,7 +46,7 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun chat(std::vector<std::string> args, const std::string& input) {
+CliRun chat_cli(std::vector<std::string> args, const std::string& input) {
   std::vector<std::string> all = {
       "-c", test::model_path("mini32k.bin"), "-k", test::model_path("tokenizer.bin"), "-m", "chat"};
   all.insert(all.end(), args.begin(), args.end());
@@ -120,25 +120,25 @@ TEST_CASE("a chat session forces each turn and samples until EOS", "[chat]") {
 
 TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat][cli]") {
   SECTION("first message from -p, end of input ends cleanly") {
-    const CliRun r = chat({"-p", "Hello", "-y", "Be brief.", "-s", "40"}, "");
+    const CliRun r = chat_cli({"-p", "Hello", "-y", "Be brief.", "-s", "40"}, "");
     INFO(r.err);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, StartsWith("Assistant: "));
   }
   SECTION("first message from standard input") {
-    const CliRun r = chat({"-s", "30"}, "Tell me a story\n");
+    const CliRun r = chat_cli({"-s", "30"}, "Tell me a story\n");
     CHECK(r.code == 0);
     CHECK_THAT(r.out, StartsWith("User: Assistant: "));
   }
   SECTION("empty input: the session ends before any turn") {
-    const CliRun r = chat({}, "");
+    const CliRun r = chat_cli({}, "");
     CHECK(r.code == 0);
     CHECK(r.out == "User: \n");
   }
   SECTION("a long line has no fixed-size buffer to overflow") {
     std::string line;
     for (int i = 0; i < 400; ++i) line += "word" + std::to_string(i % 10) + " ";
-    const CliRun r = chat({"--format", "json"}, line + "\n");
+    const CliRun r = chat_cli({"--format", "json"}, line + "\n");
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -148,7 +148,7 @@ TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat
     CHECK(j["positions"] == 128);
   }
   SECTION("json lists each turn") {
-    const CliRun r = chat({"-p", "Hi", "-s", "20", "--format", "json"}, "");
+    const CliRun r = chat_cli({"-p", "Hi", "-s", "20", "--format", "json"}, "");
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), 32000);
@@ -160,14 +160,14 @@ TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat
     CHECK(j["stop_reason"] == "steps");
   }
   SECTION("--tokenize prints the rendered first turn") {
-    const CliRun r = chat({"-p", "Hi", "-y", "Be brief.", "--tokenize", "--format", "json"}, "");
+    const CliRun r = chat_cli({"-p", "Hi", "-y", "Be brief.", "--tokenize", "--format", "json"}, "");
     REQUIRE(r.code == 0);
     const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), 32000);
     CHECK(nlohmann::json::parse(r.out)["prompt_tokens"].get<std::vector<int32_t>>() ==
           tok.encode("[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST]", true, false));
   }
   SECTION("bad mode flags are usage errors") {
-    CHECK(chat({"-m", "talk"}, "").code == 2);
+    CHECK(chat_cli({"-m", "talk"}, "").code == 2);
     std::istringstream in;
     std::ostringstream out, err;
     CHECK(cli::run_cli({"-c", test::model_path("mini32k.bin"), "-y", "sys"}, in, out, err) == 2);

@@ -28,7 +28,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       "later ones are lines of standard input")("system-prompt,y",
                                                 po::value(&o.system_prompt)->value_name("TEXT"),
                                                 "chat: system prompt of the first turn")(
-      "list-backends", "list registered backends and wrappers, then exit")(
+      "chat-template", po::value(&o.chat_template)->value_name("FILE"),
+      "chat: render turns with this Jinja template (or a tokenizer_config.json's) instead of "
+      "the model's own")("list-backends", "list registered backends and wrappers, then exit")(
       "verify-checkpoint", "print per-tensor statistics; exit 1 if any value is not finite")(
       "tokenize", "print the prompt's tokens and exit (needs no checkpoint when -k is given)")(
       "no-parse-special", "treat text that spells an added token (<s>, <|eot_id|>) as plain text")(
@@ -88,6 +90,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     o.mode = Mode::chat;
   else
     throw UsageError("--mode: must be generate or chat, got '" + mode + "'");
+  if (vm.count("chat-template") && o.mode != Mode::chat) {
+    throw UsageError("--chat-template: only applies to --mode chat");
+  }
   if (vm.count("system-prompt") && o.mode != Mode::chat) {
     throw UsageError("--system-prompt: only applies to --mode chat");
   }

@@ -30,6 +30,7 @@ struct CliOptions {
   Mode mode = Mode::generate;
   bool prompt_given = false;  // chat: -p is the first user message, else read from stdin
   std::string system_prompt;  // chat: -y, empty for none
+  std::string chat_template;  // chat: --chat-template FILE, empty for the model's own
   bool parse_special = true;  // added tokens spelled in the prompt become those tokens
   ControlFlags control;       // --max-tokens, --stop, --ignore-eos, --ctx-size, ...
   std::string help_text;

@@ -34,10 +34,13 @@ void list_backends(std::ostream& out) {
 
 int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
   // Chat: the rendered first turn, as the model sees it.
-  const std::string text =
-      o.mode == Mode::chat ? render_chat_turn(o.system_prompt, o.prompt, true) : o.prompt;
-  const std::vector<int32_t> tokens =
-      tok.encode(text, {.add_special = true, .parse_special = o.parse_special});
+  std::vector<int32_t> tokens;
+  if (o.mode == Mode::chat) {
+    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok);
+    tokens = first_turn_tokens(o, tok, format ? &*format : nullptr);
+  } else {
+    tokens = tok.encode(o.prompt, {.add_special = true, .parse_special = o.parse_special});
+  }
   if (o.format == OutputFormat::json) {
     nlohmann::json pieces = nlohmann::json::array();
     for (int32_t t : tokens) pieces.push_back(std::string(tok.piece(t)));
@@ -168,7 +171,10 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
     out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
     return 0;
   }
-  if (o.mode == Mode::chat) return run_chat(o, model, tok, *backend, in, out, err);
+  if (o.mode == Mode::chat) {
+    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok);
+    return run_chat(o, model, tok, *backend, format ? &*format : nullptr, in, out, err);
+  }
   return generate_text(o, model, tok, *backend, load_ms, out, err);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
+#include "llama/chat/chat_format.hpp"
 #include "llama/generate.hpp"
 #include "llama/sampler.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
@@ -40,6 +41,14 @@ class ChatSession {
   ChatSession(InferenceBackend& backend, const Config& config, const Tokenizer& tokenizer,
               Sampler& sampler, std::string system_prompt, int64_t steps,
               bool parse_special = true);
+  // The same with a model's Jinja chat template instead of run.c's Llama 2
+  // format: each turn renders the whole conversation (system prompt, turns,
+  // replies, generation prompt) and runs the tokens past the longest prefix
+  // already in the KV cache; positions after it are run again in order (the
+  // backend overwrites them). `format` must outlive the session.
+  ChatSession(InferenceBackend& backend, const Config& config, const Tokenizer& tokenizer,
+              Sampler& sampler, std::string system_prompt, int64_t steps, bool parse_special,
+              const chat::TemplateChatFormat* format);
 
   // One user turn and the assistant's reply; each printable reply piece goes
   // to `on_piece`. Throws Error once finished().
@@ -53,6 +62,9 @@ class ChatSession {
   // forward + sample at the next position (run.c samples after every
   // position, forced or not, so the RNG advances the same way).
   int32_t step(int32_t token);
+  ChatTurn template_turn(std::string_view user, const PieceCallback& on_piece);
+  // Samples the reply after `next` (already drawn) until EOS or no positions.
+  void reply(ChatTurn& turn, int32_t next, const PieceCallback& on_piece);
 
   InferenceBackend& backend_;
   const Tokenizer& tokenizer_;
@@ -63,6 +75,9 @@ class ChatSession {
   int64_t pos_ = 0;
   int32_t pending_eos_ = -1;    // the EOS that ended the last reply, not yet fed
   std::vector<float> scratch_;  // f32 [vocab_size] logits the sampler may overwrite
+  const chat::TemplateChatFormat* format_ = nullptr;  // null: run.c's Llama 2 format
+  std::vector<chat::ChatMessage> messages_;           // template: the conversation so far
+  std::vector<int32_t> history_;                      // every token run, position by position
 };
 
 }  // namespace llama
