@@ -82,7 +82,7 @@ TEST_CASE("graph compiler: dead values are dropped, views share bytes", "[graph]
   Graph g;
   const ValueId x = g.input("x", 4);
   const ValueId unused = g.input("unused", 4);  // inputs stay: they are the interface
-  const ValueId xn = g.rmsnorm(x, g.weight_vector("n", n));
+  const ValueId xn = g.rmsnorm(x, g.weight_vector("n", n), 1e-5f);
   const ValueId h = g.matvec(g.weight("w", w, 8, 4), xn);
   const ValueId lo = g.slice(h, 0, 4);
   const ValueId hi = g.slice(h, 4, 4);
@@ -135,7 +135,7 @@ TEST_CASE("graph builder refuses mismatched shapes", "[graph][bad-input]") {
   CHECK_THROWS_AS(g.add(x, z), llama::Error);
   CHECK_THROWS_AS(g.swiglu(x, z), llama::Error);
   CHECK_THROWS_AS(g.matvec(g.weight("w", w, 3, 4), z), llama::Error);
-  CHECK_THROWS_AS(g.rmsnorm(x, g.weight_vector("n", n)), llama::Error);
+  CHECK_THROWS_AS(g.rmsnorm(x, g.weight_vector("n", n), 1e-5f), llama::Error);
   CHECK_THROWS_AS(g.weight("bad", w, 4, 4), llama::Error);
   CHECK_THROWS_AS(g.slice(x, 2, 3), llama::Error);
   CHECK_THROWS_AS(g.matvec(x, x), llama::Error);
@@ -192,7 +192,7 @@ RandomGraph make_random_graph(std::mt19937& rng) {
       case 1:
         w.resize(static_cast<size_t>(width));
         for (float& f : w) f = value(rng);
-        acts.push_back(g.rmsnorm(a, g.weight_vector(named("n", i), w)));
+        acts.push_back(g.rmsnorm(a, g.weight_vector(named("n", i), w), 1e-5f));
         break;
       case 2:
         acts.push_back(g.add(a, b));
@@ -250,7 +250,7 @@ std::map<ValueId, std::vector<float>> naive_eval(
           break;
         }
         case Op::rmsnorm:
-          rmsnorm_row(o, arg(0) + r * n.cols, g.node(n.args[1]).data.data(), n.cols);
+          rmsnorm_row(o, arg(0) + r * n.cols, g.node(n.args[1]).data.data(), n.cols, n.eps);
           break;
         case Op::add:
           add_row(o, arg(0) + r * n.cols, arg(1) + r * n.cols, n.cols);

@@ -140,8 +140,8 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
   const std::vector<float> gain(dim, 1.25f);
   const TestQ8Weight wq = make_weight(rows, dim, gs);
   Graph g(tokens);
-  const ValueId x = g.input("x", dim);                                // 512 B
-  const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms", gain));  // 512 B, step 0
+  const ValueId x = g.input("x", dim);                                       // 512 B
+  const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms", gain), 1e-5f);  // 512 B, step 0
   const ValueId xq = g.quantize(xn, gs);  // 2x2 scales (16 B) + 2x64 values (128 B), step 1
   const ValueId y = g.matvec_q8(g.weight_q8("w", wq.view(gs), rows, dim), xq);  // 384 B, step 2
   g.output("y", y);
@@ -187,7 +187,7 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
   for (int64_t t = 0; t < tokens; ++t) {
     INFO("token " << t);
     std::vector<float> norm(static_cast<size_t>(dim));
-    q8::rmsnorm(norm, std::span(input).subspan(size_t(t * dim), size_t(dim)), gain);
+    q8::rmsnorm(norm, std::span(input).subspan(size_t(t * dim), size_t(dim)), gain, 1e-5f);
     Q8Vector q;
     q.resize(dim, gs);
     quantize_activations(norm, q);

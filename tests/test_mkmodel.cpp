@@ -20,18 +20,7 @@ using llama::Config;
 
 namespace {
 
-Config small_config(bool shared) {
-  Config c;
-  c.dim = 64;
-  c.hidden_dim = 172;
-  c.n_layers = 4;
-  c.n_heads = 8;
-  c.n_kv_heads = 4;
-  c.vocab_size = 2000;
-  c.seq_len = 64;
-  c.shared_classifier = shared;
-  return c;
-}
+Config small_config(bool shared) { return Config::llama2c(64, 172, 4, 8, 4, 2000, 64, shared); }
 
 }  // namespace
 

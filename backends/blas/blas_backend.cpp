@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -38,6 +39,8 @@ BlasBackend::BlasBackend(const BackendOptions& options)
 void BlasBackend::prepare(const Model& model) {
   require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
+  rope_ = RopeTable(config_);
+  eps_ = static_cast<float>(config_.norm_eps);
   const bool q8 = model.weights.format == WeightFormat::q8_0;
   // Q8_0 files interleave layers; per-layer views keep the int8 weights in the mapping.
   weights_ = q8 ? to_per_layer(model.weights, config_) : to_flat(model.weights, config_);
@@ -45,21 +48,22 @@ void BlasBackend::prepare(const Model& model) {
   if (q8) {
     q8_kernel_ = best_q8_kernel();
     xq_.resize(c.dim, weights_.group_size);
+    aq_.resize(c.q_dim(), weights_.group_size);
     hq_.resize(c.hidden_dim, weights_.group_size);
   }
   auto sized = [](std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); };
   sized(x_, c.dim);
-  sized(xb_, c.dim);
+  sized(xb_, std::max(c.dim, c.q_dim()));
   sized(xb2_, c.dim);
   sized(hb_, c.hidden_dim);
   sized(hb2_, c.hidden_dim);
-  sized(q_, c.dim);
+  sized(q_, c.q_dim());
   sized(att_, c.n_heads * c.seq_len);
   sized(logits_, c.vocab_size);
   key_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
   val_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
-  sized(rope_cos_, c.head_size() / 2);
-  sized(rope_sin_, c.head_size() / 2);
+  sized(rope_cos_, rope_.pairs());
+  sized(rope_sin_, rope_.pairs());
   prepared_ = true;
 }
 
@@ -89,37 +93,39 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   check_token_position(c, token, pos);
   if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size();
+  const int64_t dim = c.dim, kv_dim = c.kv_dim();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+  const std::span<float> xb = std::span(xb_).first(sz(dim));         // normed input
+  const std::span<float> att = std::span(xb_).first(sz(c.q_dim()));  // attention output
 
   std::copy_n(weights_.token_embedding.begin() + sz(token * dim), dim, x_.begin());
-  rope_angles(pos, hs, rope_cos_, rope_sin_);
+  rope_.angles(pos, rope_cos_, rope_sin_);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerTensors w = weights_.layer(c, l);
-    rmsnorm(xb_, x_, w.rms_att);
+    rmsnorm(xb, x_, w.rms_att, eps_);
 
     const size_t cache_off = sz((l * c.seq_len + pos) * kv_dim);
     std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
     std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
-    matvec(q_, w.wq, xb_);
-    matvec(k, w.wk, xb_);
-    matvec(v, w.wv, xb_);
-    rope_rotate(q_, hs, rope_cos_, rope_sin_);
-    rope_rotate(k, hs, rope_cos_, rope_sin_);
+    matvec(q_, w.wq, xb);
+    matvec(k, w.wk, xb);
+    matvec(v, w.wv, xb);
+    rope_rotate(q_, rope_, rope_cos_, rope_sin_);
+    rope_rotate(k, rope_, rope_cos_, rope_sin_);
 
     attention(l, pos, llama::attend_head);
-    matvec(xb2_, w.wo, xb_);
+    matvec(xb2_, w.wo, att);
     for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];
 
-    rmsnorm(xb_, x_, w.rms_ffn);
-    matvec(hb_, w.w1, xb_);
-    matvec(hb2_, w.w3, xb_);
+    rmsnorm(xb, x_, w.rms_ffn, eps_);
+    matvec(hb_, w.w1, xb);
+    matvec(hb2_, w.w3, xb);
     swiglu(hb_, hb2_);
-    matvec(xb_, w.w2, hb_);
-    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb_[sz(i)];
+    matvec(xb, w.w2, hb_);
+    for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb[sz(i)];
   }
-  rmsnorm(x_, x_, weights_.rms_final);
+  rmsnorm(x_, x_, weights_.rms_final, eps_);
   matvec(logits_, weights_.wcls, x_);
   return logits_;
 }

@@ -11,6 +11,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/kernels/q8.hpp"
+#include "llama/kernels/rope.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {
@@ -56,35 +57,39 @@ class BlasBackend final : public InferenceBackend {
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
+  RopeTable rope_;
+  float eps_ = 0;               // float(config_.norm_eps)
   TransformerWeights weights_;  // views into the mapping: flat (f32) or per-layer (Q8_0)
   bool prepared_ = false;
 
   // Run state.
   std::vector<float> x_;                 // f32 [dim] residual stream
-  std::vector<float> xb_;                // f32 [dim]
+  std::vector<float> xb_;                // f32 [max(dim, q_dim)] normed input / attention output
   std::vector<float> xb2_;               // f32 [dim]
   std::vector<float> hb_;                // f32 [hidden_dim]
   std::vector<float> hb2_;               // f32 [hidden_dim]
-  std::vector<float> q_;                 // f32 [dim]
+  std::vector<float> q_;                 // f32 [q_dim]
   std::vector<float> att_;               // f32 [n_heads, seq_len]
   std::vector<float> logits_;            // f32 [vocab_size]
   UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
   UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  std::vector<float> rope_cos_;          // f32 [head_size / 2]
-  std::vector<float> rope_sin_;          // f32 [head_size / 2]
+  std::vector<float> rope_cos_;          // f32 [head_dim / 2]
+  std::vector<float> rope_sin_;          // f32 [head_dim / 2]
   // Q8_0 run state: activations quantized per group before each product.
   Q8Kernel q8_kernel_ = Q8Kernel::portable;
   Q8Vector xq_;  // i8 [dim], f32 [dim / group_size]
+  Q8Vector aq_;  // i8 [q_dim], f32 [q_dim / group_size]: attention output
   Q8Vector hq_;  // i8 [hidden_dim], f32 [hidden_dim / group_size]
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
   std::vector<float> bx_;      // f32 [n, dim] residual streams
-  std::vector<float> bxb_;     // f32 [n, dim] normed input / attention output
-  std::vector<float> bq_;      // f32 [n, dim]
+  std::vector<float> bxb_;     // f32 [n, max(dim, q_dim)] normed input / attention output
+  std::vector<float> bq_;      // f32 [n, max(dim, q_dim)] queries (Q8_0: then wo's output)
   std::vector<float> bh1_;     // f32 [n, hidden_dim]
   std::vector<float> bh3_;     // f32 [n, hidden_dim]
   std::vector<float> batt_;    // f32 [threads, seq_len] attention scores per worker
   std::vector<Q8Vector> bxq_;  // Q8_0: n quantized rows of bxb_, i8 [dim] + f32 scales each
+  std::vector<Q8Vector> baq_;  // Q8_0: n quantized attention outputs, i8 [q_dim] + f32 scales
   std::vector<Q8Vector> bhq_;  // Q8_0: n quantized rows of bh1_, i8 [hidden_dim] + f32 scales
 };
 

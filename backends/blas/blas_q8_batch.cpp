@@ -7,6 +7,9 @@
 #include "blas_backend.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/rope.hpp"
+
+#include <algorithm>
 
 namespace llama::blas {
 namespace {
@@ -40,16 +43,18 @@ std::span<const float> BlasBackend::forward_batch_q8(std::span<const int32_t> to
                                                      int64_t start_pos, bool all_logits) {
   const Config& c = config_;
   const auto n = static_cast<int64_t>(tokens.size());
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size(), hidden = c.hidden_dim;
-  const int64_t gs = weights_.group_size;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
+  const int64_t gs = weights_.group_size, wide = std::max(dim, q_dim);
   grow(bx_, n * dim);
-  grow(bxb_, n * dim);
-  grow(bq_, n * dim);
+  grow(bxb_, n * wide);
+  grow(bq_, n * wide);
   grow(bh1_, n * hidden);
   grow(bh3_, n * hidden);
   grow_q8(bxq_, n, dim, gs);
+  grow_q8(baq_, n, q_dim, gs);
   grow_q8(bhq_, n, hidden, gs);
   const std::span<const Q8Vector> xq(bxq_.data(), static_cast<size_t>(n));
+  const std::span<const Q8Vector> aq(baq_.data(), static_cast<size_t>(n));
   const std::span<const Q8Vector> hq(bhq_.data(), static_cast<size_t>(n));
   auto row = [](std::vector<float>& v, int64_t i, int64_t width) {
     return std::span<float>(v.data() + i * width, static_cast<size_t>(width));
@@ -69,29 +74,31 @@ std::span<const float> BlasBackend::forward_batch_q8(std::span<const int32_t> to
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerTensors norms = weights_.layer(c, l);
     const QuantizedLayerTensors w = weights_.quantized_layer(c, l);
-    for (int64_t i = 0; i < n; ++i) q8::rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), norms.rms_att);
+    for (int64_t i = 0; i < n; ++i)
+      q8::rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), norms.rms_att, eps_);
     quantize_rows(bxb_, dim, bxq_);
 
     // Keys and values land straight in the cache rows of their positions.
     const size_t cache_off = static_cast<size_t>((l * c.seq_len + start_pos) * kv_dim);
     float* k = key_cache_.data() + cache_off;
     float* v = val_cache_.data() + cache_off;
-    q8_matmat(bq_.data(), dim, w.wq, xq);
+    q8_matmat(bq_.data(), q_dim, w.wq, xq);
     q8_matmat(k, kv_dim, w.wk, xq);
     q8_matmat(v, kv_dim, w.wv, xq);
     for (int64_t i = 0; i < n; ++i) {
-      rope_angles(start_pos + i, hs, rope_cos_, rope_sin_);
-      q8::rope_rotate(row(bq_, i, dim), hs, rope_cos_, rope_sin_);
-      q8::rope_rotate(std::span<float>(k + i * kv_dim, static_cast<size_t>(kv_dim)), hs, rope_cos_,
-                      rope_sin_);
+      rope_.angles(start_pos + i, rope_cos_, rope_sin_);
+      q8::rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
+      q8::rope_rotate(std::span<float>(k + i * kv_dim, static_cast<size_t>(kv_dim)), rope_,
+                      rope_cos_, rope_sin_);
     }
 
     batch_attention(l, start_pos, n, q8::attend_head);
-    quantize_rows(bxb_, dim, bxq_);
-    q8_matmat(bq_.data(), dim, w.wo, xq);  // q is spent: it takes the output
+    quantize_rows(bxb_, q_dim, baq_);      // the attention output, rows of q_dim
+    q8_matmat(bq_.data(), dim, w.wo, aq);  // q is spent: it takes the output
     add_rows(bq_);
 
-    for (int64_t i = 0; i < n; ++i) q8::rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), norms.rms_ffn);
+    for (int64_t i = 0; i < n; ++i)
+      q8::rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), norms.rms_ffn, eps_);
     quantize_rows(bxb_, dim, bxq_);
     q8_matmat(bh1_.data(), hidden, w.w1, xq);
     q8_matmat(bh3_.data(), hidden, w.w3, xq);
@@ -105,7 +112,7 @@ std::span<const float> BlasBackend::forward_batch_q8(std::span<const int32_t> to
   // Only the positions whose logits are wanted go through the classifier.
   const int64_t first = all_logits ? 0 : n - 1;
   for (int64_t i = first; i < n; ++i) {
-    q8::rmsnorm(row(bx_, i, dim), row(bx_, i, dim), weights_.rms_final);
+    q8::rmsnorm(row(bx_, i, dim), row(bx_, i, dim), weights_.rms_final, eps_);
     quantize_activations(row(bx_, i, dim), bxq_[size_t(i)]);
   }
   const std::span<const Q8Vector> wanted = xq.subspan(static_cast<size_t>(first));

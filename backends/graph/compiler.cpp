@@ -205,6 +205,7 @@ class Compiler {
           in.w_rows = wn.rows;
           in.w_cols = wn.cols;
           in.a = ref(norm ? w.args[0] : w.args[1]);
+          if (norm) in.eps = node(id).eps;
           if (w.op == Op::matvec_add) in.b = ref(w.args[2]);
           break;
         }

@@ -74,7 +74,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
     }
     case Op::rmsnorm:
       per_token(tokens, [&](int64_t t) {
-        rmsnorm_row(out + t * in.out.ld, a + t * in.a.ld, in.w, in.out.cols);
+        rmsnorm_row(out + t * in.out.ld, a + t * in.a.ld, in.w, in.out.cols, in.eps);
       });
       break;
     case Op::add:

@@ -113,7 +113,7 @@ ValueId Graph::matvec(ValueId w, ValueId x) {
   return push(std::move(n));
 }
 
-ValueId Graph::rmsnorm(ValueId x, ValueId w) {
+ValueId Graph::rmsnorm(ValueId x, ValueId w, float eps) {
   const Node& xn = activation(x, "rmsnorm");
   const Node& wn = node(w);
   if (wn.op != Op::weight || !wn.vector_weight || wn.cols != xn.cols) {
@@ -124,6 +124,7 @@ ValueId Graph::rmsnorm(ValueId x, ValueId w) {
   n.rows = tokens_;
   n.cols = xn.cols;
   n.args = {x, w};
+  n.eps = eps;
   return push(std::move(n));
 }
 

@@ -41,6 +41,7 @@ struct Node {
   std::span<const float> data;  // weights: f32 [rows, cols] or [cols]
   bool vector_weight = false;   // weights: printed as [cols]
   int64_t begin = 0;            // slice: first column
+  float eps = 0;                // rmsnorm, rmsnorm_fma
   QuantizedTensor qdata;        // Q8_0 weights: i8 [rows, cols] + f32 scales
   int64_t group_size = 0;       // Q8_0 weights and quantize values (> 0 marks them)
 };
@@ -63,8 +64,9 @@ class Graph {
   ValueId weight_q8(const std::string& name, const QuantizedTensor& data, int64_t rows,
                     int64_t cols);
   ValueId matvec(ValueId w, ValueId x);
-  ValueId rmsnorm(ValueId x, ValueId w);
-  ValueId rmsnorm_fma(ValueId x, ValueId w);
+  // eps: float(Config::norm_eps).
+  ValueId rmsnorm(ValueId x, ValueId w, float eps);
+  ValueId rmsnorm_fma(ValueId x, ValueId w, float eps);
   // A quantized value: only matvec_q8 reads it.
   ValueId quantize(ValueId x, int64_t group_size);
   ValueId matvec_q8(ValueId w, ValueId xq);

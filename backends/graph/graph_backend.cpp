@@ -14,6 +14,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/rope.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "page_release.hpp"
@@ -148,13 +149,13 @@ void GraphBackend::prepare(const Model& model) {
   released_bytes_ = released;
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
-  const int64_t hs = c.head_size();
+  rope_ = RopeTable(c);
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
   key_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   val_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   scores_ = UninitializedArray<float>(sz(kBatchTokens * c.n_heads * c.seq_len));
-  rope_cos_.assign(sz(kBatchTokens * hs / 2), 0.0f);
-  rope_sin_.assign(sz(kBatchTokens * hs / 2), 0.0f);
+  rope_cos_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
+  rope_sin_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
   prepared_ = true;
 }
 
@@ -179,10 +180,10 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
 
 void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
   const Config& c = config_;
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hs = c.head_size(), half = hs / 2;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), half = rope_.pairs();
   for (int64_t t = 0; t < n; ++t) {
-    rope_angles(start_pos + t, hs, std::span(rope_cos_).subspan(sz(t * half), sz(half)),
-                std::span(rope_sin_).subspan(sz(t * half), sz(half)));
+    rope_.angles(start_pos + t, std::span(rope_cos_).subspan(sz(t * half), sz(half)),
+                 std::span(rope_sin_).subspan(sz(t * half), sz(half)));
   }
   float* a1 = p.attention_in_arena.data();
   float* a2 = p.feed_forward_arena.data();
@@ -196,8 +197,8 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
       float* k = a1 + p.k.offset + t * p.k.ld;
       const float* v = a1 + p.v.offset + t * p.v.ld;
       const auto rotate = q8_ ? q8::rope_rotate : rope_rotate;
-      rotate({q, sz(dim)}, hs, cos_t, sin_t);
-      rotate({k, sz(kv_dim)}, hs, cos_t, sin_t);
+      rotate({q, sz(c.q_dim())}, rope_, cos_t, sin_t);
+      rotate({k, sz(kv_dim)}, rope_, cos_t, sin_t);
       const size_t cache_off = sz((l * c.seq_len + start_pos + t) * kv_dim);
       std::memcpy(key_cache_.data() + cache_off, k, sz(kv_dim) * sizeof(float));
       std::memcpy(val_cache_.data() + cache_off, v, sz(kv_dim) * sizeof(float));

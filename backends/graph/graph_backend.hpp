@@ -9,6 +9,7 @@
 
 #include "executor.hpp"
 #include "llama/backend.hpp"
+#include "llama/kernels/rope.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
 #include "quantized_copies.hpp"
@@ -72,8 +73,9 @@ class GraphBackend final : public InferenceBackend {
   UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
   UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
   UninitializedArray<float> scores_;  // f32 [kBatchTokens, n_heads, seq_len], written before read
-  std::vector<float> rope_cos_;       // f32 [kBatchTokens, head_size / 2]
-  std::vector<float> rope_sin_;       // f32 [kBatchTokens, head_size / 2]
+  RopeTable rope_;
+  std::vector<float> rope_cos_;  // f32 [kBatchTokens, head_dim / 2]
+  std::vector<float> rope_sin_;  // f32 [kBatchTokens, head_dim / 2]
 };
 
 }  // namespace llama::graph

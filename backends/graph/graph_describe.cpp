@@ -34,7 +34,7 @@ std::string GraphBackend::describe() const {
          "FMAs\n";
   } else {
     s << "  model: " << c.to_string() << "\n"
-      << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.dim + 2 * c.kv_dim() << "x"
+      << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.q_dim() + 2 * c.kv_dim() << "x"
       << c.dim << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim
       << "]; these, wo, w2 and wcls copied into one block of huge pages (" << std::fixed
       << std::setprecision(1) << mib(stacked_.bytes()) << " MiB); norms read in place; "

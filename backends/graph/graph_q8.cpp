@@ -27,8 +27,8 @@ ValueId Graph::weight_q8(const std::string& name, const QuantizedTensor& data, i
   return push(std::move(n));
 }
 
-ValueId Graph::rmsnorm_fma(ValueId x, ValueId w) {
-  const ValueId v = rmsnorm(x, w);
+ValueId Graph::rmsnorm_fma(ValueId x, ValueId w, float eps) {
+  const ValueId v = rmsnorm(x, w, eps);
   nodes_.back().op = Op::rmsnorm_fma;
   return v;
 }

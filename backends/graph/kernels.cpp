@@ -33,9 +33,9 @@ void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t
   }
 }
 
-void rmsnorm_row(float* out, const float* x, const float* w, int64_t n) {
+void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float eps) {
   const auto len = static_cast<size_t>(n);
-  llama::rmsnorm({out, len}, {x, len}, {w, len});
+  llama::rmsnorm({out, len}, {x, len}, {w, len}, eps);
 }
 
 void add_row(float* out, const float* a, const float* b, int64_t n) {

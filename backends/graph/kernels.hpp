@@ -29,7 +29,7 @@ void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t 
                  int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr);
 
 // out = w * x / sqrt(mean(x^2) + eps) (run.c's RMSNorm, sum of squares in double).
-void rmsnorm_row(float* out, const float* x, const float* w, int64_t n);
+void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float eps);
 
 // out = a + b.
 void add_row(float* out, const float* a, const float* b, int64_t n);

@@ -9,12 +9,13 @@ namespace llama::graph {
 
 Graph attention_in_graph_q8(const Config& c, const LayerTensors& norms,
                             const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens) {
-  const int64_t dim = c.dim, kv = c.kv_dim();
+  const int64_t dim = c.dim, kv = c.kv_dim(), q = c.q_dim();
   Graph g(tokens);
   const ValueId x = g.input("x", dim);
-  const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms_att", norms.rms_att));
+  const ValueId xn =
+      g.rmsnorm_fma(x, g.weight_vector("rms_att", norms.rms_att), static_cast<float>(c.norm_eps));
   const ValueId xq = g.quantize(xn, group_size);
-  g.output("q", g.matvec_q8(g.weight_q8("wq", w.wq, dim, dim), xq));
+  g.output("q", g.matvec_q8(g.weight_q8("wq", w.wq, q, dim), xq));
   g.output("k", g.matvec_q8(g.weight_q8("wk", w.wk, kv, dim), xq));
   g.output("v", g.matvec_q8(g.weight_q8("wv", w.wv, kv, dim), xq));
   return g;
@@ -22,14 +23,15 @@ Graph attention_in_graph_q8(const Config& c, const LayerTensors& norms,
 
 Graph feed_forward_graph_q8(const Config& c, const LayerTensors& norms,
                             const QuantizedLayerTensors& w, int64_t group_size, int64_t tokens) {
-  const int64_t dim = c.dim, hidden = c.hidden_dim;
+  const int64_t dim = c.dim, hidden = c.hidden_dim, q = c.q_dim();
+  const auto eps = static_cast<float>(c.norm_eps);
   Graph g(tokens);
   const ValueId x = g.input("x", dim);
-  const ValueId att = g.input("att", dim);
+  const ValueId att = g.input("att", q);
   const ValueId x1 =
-      g.add(x, g.matvec_q8(g.weight_q8("wo", w.wo, dim, dim), g.quantize(att, group_size)));
+      g.add(x, g.matvec_q8(g.weight_q8("wo", w.wo, dim, q), g.quantize(att, group_size)));
   const ValueId xq =
-      g.quantize(g.rmsnorm_fma(x1, g.weight_vector("rms_ffn", norms.rms_ffn)), group_size);
+      g.quantize(g.rmsnorm_fma(x1, g.weight_vector("rms_ffn", norms.rms_ffn), eps), group_size);
   const ValueId gate = g.matvec_q8(g.weight_q8("w1", w.w1, hidden, dim), xq);
   const ValueId up = g.matvec_q8(g.weight_q8("w3", w.w3, hidden, dim), xq);
   const ValueId hq = g.quantize(g.swiglu(gate, up), group_size);
@@ -41,7 +43,8 @@ Graph classifier_graph_q8(const Config& c, const TransformerWeights& w, const Qu
                           int64_t tokens) {
   Graph g(tokens);
   const ValueId x = g.input("x", c.dim);
-  const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms_final", w.rms_final));
+  const ValueId xn =
+      g.rmsnorm_fma(x, g.weight_vector("rms_final", w.rms_final), static_cast<float>(c.norm_eps));
   g.output("logits", g.matvec_q8(g.weight_q8("wcls", wcls, c.vocab_size, c.dim),
                                  g.quantize(xn, w.group_size)));
   return g;

@@ -29,6 +29,7 @@ struct Instruction {
   const float* w = nullptr;  // matvec: f32 [w_rows, w_cols]; rmsnorm: f32 [w_cols]
   int64_t w_rows = 0;
   int64_t w_cols = 0;
+  float eps = 0;  // rmsnorm, rmsnorm_fma
   // Q8_0 ops. A quantized value is f32 scales [tokens, cols / group_size] at its
   // ArenaRef's offset, then i8 values [tokens, cols] at byte offset q_values.
   QuantizedTensor qw;      // matvec_q8: i8 [w_rows, w_cols] + f32 scales, in place

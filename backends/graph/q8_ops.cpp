@@ -24,7 +24,7 @@ constexpr int64_t kParallelMinBytes = int64_t{1} << 16;
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t) {
   const size_t n = sz(in.out.cols);
   q8::rmsnorm({arena + in.out.offset + t * in.out.ld, n}, {arena + in.a.offset + t * in.a.ld, n},
-              {in.w, n});
+              {in.w, n}, in.eps);
 }
 
 void run_quantize(const Instruction& in, float* arena, int64_t t) {

@@ -13,9 +13,9 @@ struct Shapes {
 };
 
 Shapes shapes(const Config& c) {
-  const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
-  return {checked_mul(checked_add(dim, checked_mul(2, kv, "wqkv"), "wqkv"), dim, "wqkv"),
-          checked_mul(checked_mul(2, hidden, "w13"), dim, "w13"), checked_mul(dim, dim, "wo"),
+  const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim, q = c.q_dim();
+  return {checked_mul(checked_add(q, checked_mul(2, kv, "wqkv"), "wqkv"), dim, "wqkv"),
+          checked_mul(checked_mul(2, hidden, "w13"), dim, "w13"), checked_mul(dim, q, "wo"),
           checked_mul(dim, hidden, "w2"), checked_mul(c.vocab_size, dim, "wcls")};
 }
 
@@ -32,7 +32,7 @@ StackedWeights::StackedWeights(const TransformerWeights& weights, const Config& 
                                const CopiedFn& copied, const PartsFn& run_parts)
     : storage_(static_cast<size_t>(floats(c))) {
   const Shapes s = shapes(c);
-  const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+  const int64_t dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim, q = c.q_dim();
   const auto n = static_cast<size_t>(c.n_layers);
   const auto at = [](int64_t v) { return static_cast<size_t>(v); };
   const size_t layer_floats = at(s.wqkv + s.w13 + s.wo + s.w2);  // fits: floats(c) checked it
@@ -54,7 +54,7 @@ StackedWeights::StackedWeights(const TransformerWeights& weights, const Config& 
     }
     const LayerTensors t = weights.layer(c, part - 1);
     CopyWriter<float> out(all.subspan(at(part - 1) * layer_floats, layer_floats), copied);
-    out.append(t.wq, dim * dim, "wq");
+    out.append(t.wq, q * dim, "wq");
     out.append(t.wk, kv * dim, "wk");
     out.append(t.wv, kv * dim, "wv");
     out.append(t.w1, hidden * dim, "w1");

@@ -1,6 +1,6 @@
 // The graph backend's own copy of every matrix decode streams, in one block of
 // huge pages (huge_page_buffer.hpp): per layer wq, wk, wv stacked into one
-// [dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim], so each
+// [q_dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim], so each
 // layer's projections are one pass over memory; wo and w2; and the classifier.
 // Made once at prepare; the plans read the copies, never the originals.
 #pragma once
@@ -16,9 +16,9 @@
 namespace llama::graph {
 
 struct StackedLayer {
-  std::span<const float> wqkv;  // f32 [dim + 2 kv_dim, dim]: rows of wq, then wk, then wv
+  std::span<const float> wqkv;  // f32 [q_dim + 2 kv_dim, dim]: rows of wq, then wk, then wv
   std::span<const float> w13;   // f32 [2 hidden_dim, dim]: rows of w1, then w3
-  std::span<const float> wo;    // f32 [dim, dim]
+  std::span<const float> wo;    // f32 [dim, q_dim]
   std::span<const float> w2;    // f32 [dim, hidden_dim]
 };
 

@@ -1,6 +1,7 @@
 // ReferenceBackend: the forward pass, registered as "reference".
 #include "reference_backend.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -22,22 +23,25 @@ void matvec(float* out, std::span<const float> w, const float* x, int64_t rows, 
   }
 }
 
-void rmsnorm(float* out, const float* x, std::span<const float> w, int64_t n) {
+void rmsnorm(float* out, const float* x, std::span<const float> w, int64_t n, double eps) {
   double ss = 0.0;
   for (int64_t i = 0; i < n; ++i) ss += double(x[i]) * double(x[i]);
-  const double scale = 1.0 / std::sqrt(ss / double(n) + 1e-5);
+  const double scale = 1.0 / std::sqrt(ss / double(n) + eps);
   for (int64_t i = 0; i < n; ++i) out[i] = float(double(w[size_t(i)]) * (scale * double(x[i])));
 }
 
-// Rotates pairs (2i, 2i+1) of each head of `v` by pos * theta^(-2i/head_size).
-void rope(float* v, int64_t n, int64_t head_size, int64_t pos) {
-  for (int64_t i = 0; i < n; i += 2) {
-    const int64_t j = i % head_size;
-    const double angle = double(pos) / std::pow(10000.0, double(j) / double(head_size));
-    const double c = std::cos(angle), s = std::sin(angle);
-    const double v0 = v[i], v1 = v[i + 1];
-    v[i] = float(v0 * c - v1 * s);
-    v[i + 1] = float(v0 * s + v1 * c);
+// Rotates each pair (a, b) of each head of `v` (the rope table's layout) by the
+// angles cos_v, sin_v (RopeTable::angles: f32, as run.c and transformers
+// compute them), in double.
+void rope(float* v, int64_t n, const RopeTable& table, const Vec& cos_v, const Vec& sin_v) {
+  for (int64_t h = 0; h < n; h += table.head_dim()) {
+    for (int64_t i = 0; i < table.pairs(); ++i) {
+      const double c = cos_v[size_t(i)], s = sin_v[size_t(i)];
+      const auto [a, b] = table.pair(i);
+      const double v0 = v[h + a], v1 = v[h + b];
+      v[h + a] = float(v0 * c - v1 * s);
+      v[h + b] = float(v0 * s + v1 * c);
+    }
   }
 }
 
@@ -51,12 +55,13 @@ void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
+  rope_ = RopeTable(config_);
   weights_ = to_per_layer(model.weights, config_);
   const Config& c = config_;
   auto zeros = [](Vec& v, int64_t n) { v.assign(size_t(n), 0.0f); };
   zeros(x_, c.dim);
-  zeros(xb_, c.dim);
-  zeros(q_, c.dim);
+  zeros(xb_, std::max(c.dim, c.q_dim()));
+  zeros(q_, c.q_dim());
   zeros(att_, c.seq_len);
   zeros(hb_, c.hidden_dim);
   zeros(hb2_, c.hidden_dim);
@@ -64,11 +69,12 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(logits_, c.vocab_size);
   zeros(key_cache_, c.kv_cache_floats() / 2);
   zeros(val_cache_, c.kv_cache_floats() / 2);
+  zeros(rope_cos_, rope_.pairs());
+  zeros(rope_sin_, rope_.pairs());
   if (weights_.format == WeightFormat::q8_0) {
     xq_.resize(c.dim, weights_.group_size);
+    aq_.resize(c.q_dim(), weights_.group_size);
     hq_.resize(c.hidden_dim, weights_.group_size);
-    zeros(rope_cos_, c.head_size() / 2);
-    zeros(rope_sin_, c.head_size() / 2);
   }
   prepared_ = true;
 }
@@ -79,10 +85,12 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   const Config& c = config_;
   const int64_t dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim(), hs = c.head_size();
+  const int64_t q_dim = c.q_dim();
 
-  // 1. The token's embedding starts the residual stream.
+  // 1. The token's embedding starts the residual stream; the position's angles.
   for (int64_t i = 0; i < dim; ++i)
     x_[size_t(i)] = weights_.token_embedding[size_t(token * dim + i)];
+  rope_.angles(pos, rope_cos_, rope_sin_);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerTensors& w = weights_.layers[size_t(l)];
@@ -90,12 +98,12 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
     float* v = val_cache_.data() + (l * c.seq_len + pos) * kv_dim;
 
     // 2. Attention: normalize, project to q, k, v, rotate q and k.
-    rmsnorm(xb_.data(), x_.data(), w.rms_att, dim);
-    matvec(q_.data(), w.wq, xb_.data(), dim, dim);
+    rmsnorm(xb_.data(), x_.data(), w.rms_att, dim, c.norm_eps);
+    matvec(q_.data(), w.wq, xb_.data(), q_dim, dim);
     matvec(k, w.wk, xb_.data(), kv_dim, dim);
     matvec(v, w.wv, xb_.data(), kv_dim, dim);
-    rope(q_.data(), dim, hs, pos);
-    rope(k, kv_dim, hs, pos);
+    rope(q_.data(), q_dim, rope_, rope_cos_, rope_sin_);
+    rope(k, kv_dim, rope_, rope_cos_, rope_sin_);
 
     // 3. Each query head attends over positions 0..pos of its kv head.
     for (int64_t h = 0; h < c.n_heads; ++h) {
@@ -122,11 +130,11 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
     }
 
     // 4. Output projection and residual.
-    matvec(tmp_.data(), w.wo, xb_.data(), dim, dim);
+    matvec(tmp_.data(), w.wo, xb_.data(), dim, q_dim);
     for (int64_t i = 0; i < dim; ++i) x_[size_t(i)] += tmp_[size_t(i)];
 
     // 5. Feed-forward: w2(silu(w1 x) * w3 x) and residual.
-    rmsnorm(xb_.data(), x_.data(), w.rms_ffn, dim);
+    rmsnorm(xb_.data(), x_.data(), w.rms_ffn, dim, c.norm_eps);
     matvec(hb_.data(), w.w1, xb_.data(), hidden, dim);
     matvec(hb2_.data(), w.w3, xb_.data(), hidden, dim);
     for (int64_t i = 0; i < hidden; ++i) {
@@ -138,7 +146,7 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   }
 
   // 6. Final norm and classifier.
-  rmsnorm(x_.data(), x_.data(), weights_.rms_final, dim);
+  rmsnorm(x_.data(), x_.data(), weights_.rms_final, dim, c.norm_eps);
   matvec(logits_.data(), weights_.wcls, x_.data(), c.vocab_size, dim);
   return logits_;
 }

@@ -7,6 +7,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/kernels/q8.hpp"
+#include "llama/kernels/rope.hpp"
 
 namespace llama::reference {
 
@@ -23,12 +24,13 @@ class ReferenceBackend final : public InferenceBackend {
   std::span<const float> forward_q8(int32_t token, int64_t pos);
 
   Config config_;
+  RopeTable rope_;
   TransformerWeights weights_;  // per-layer layout
   bool prepared_ = false;
 
   std::vector<float> x_;          // f32 [dim] residual stream
-  std::vector<float> xb_;         // f32 [dim] normed input / attention output
-  std::vector<float> q_;          // f32 [dim]
+  std::vector<float> xb_;         // f32 [max(dim, q_dim)] normed input / attention output
+  std::vector<float> q_;          // f32 [q_dim]
   std::vector<float> att_;        // f32 [seq_len] scores of one head
   std::vector<float> hb_;         // f32 [hidden_dim]
   std::vector<float> hb2_;        // f32 [hidden_dim]
@@ -37,9 +39,10 @@ class ReferenceBackend final : public InferenceBackend {
   std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
   Q8Vector xq_;                   // Q8_0 only: i8 [dim], f32 [dim / group_size]
+  Q8Vector aq_;                   // Q8_0 only: i8 [q_dim], f32 [q_dim / group_size]
   Q8Vector hq_;                   // Q8_0 only: i8 [hidden_dim], f32 [hidden_dim / group_size]
-  std::vector<float> rope_cos_;   // Q8_0 only: f32 [head_size / 2]
-  std::vector<float> rope_sin_;   // Q8_0 only: f32 [head_size / 2]
+  std::vector<float> rope_cos_;   // f32 [head_dim / 2] angles of the position
+  std::vector<float> rope_sin_;   // f32 [head_dim / 2]
 };
 
 }  // namespace llama::reference

@@ -105,6 +105,9 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
     else
       throw MkmodelUsageError("--classifier: must be shared or separate, got '" + classifier + "'");
   }
+  // The file holds the seven fields; run.c implies the rest.
+  c = Config::llama2c(c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
+                      c.seq_len, c.shared_classifier);
   try {
     c.validate("model");
   } catch (const Error& e) {

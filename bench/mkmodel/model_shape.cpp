@@ -12,16 +12,7 @@ namespace {
 
 Config make(int64_t dim, int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
             int64_t vocab, int64_t seq, bool shared) {
-  Config c;
-  c.dim = dim;
-  c.hidden_dim = hidden;
-  c.n_layers = layers;
-  c.n_heads = heads;
-  c.n_kv_heads = kv_heads;
-  c.vocab_size = vocab;
-  c.seq_len = seq;
-  c.shared_classifier = shared;
-  return c;
+  return Config::llama2c(dim, hidden, layers, heads, kv_heads, vocab, seq, shared);
 }
 
 std::string lower(std::string s) {

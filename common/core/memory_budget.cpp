@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -76,11 +77,12 @@ int64_t kv_cache_bytes(const Config& c) {
 
 int64_t run_state_bytes(const Config& c) {
   const std::string what = "run state bytes";
-  int64_t floats = checked_mul(4, c.dim, what);                                 // x, xb, xb2, q
-  floats = checked_add(floats, checked_mul(2, c.hidden_dim, what), what);       // hb, hb2
-  floats = checked_add(floats, checked_mul(c.n_heads, c.seq_len, what), what);  // att
-  floats = checked_add(floats, c.vocab_size, what);                             // logits
-  floats = checked_add(floats, c.kv_cache_floats(), what);                      // keys, values
+  int64_t floats = checked_mul(2, c.dim, what);                                          // x, xb2
+  floats = checked_add(floats, checked_mul(2, std::max(c.dim, c.q_dim()), what), what);  // xb, q
+  floats = checked_add(floats, checked_mul(2, c.hidden_dim, what), what);                // hb, hb2
+  floats = checked_add(floats, checked_mul(c.n_heads, c.seq_len, what), what);           // att
+  floats = checked_add(floats, c.vocab_size, what);                                      // logits
+  floats = checked_add(floats, c.kv_cache_floats(), what);  // keys, values
   return checked_mul(floats, kFloatBytes, what);
 }
 

@@ -1,8 +1,10 @@
-// Shared vector kernels; loops written for the compiler to vectorize.
+// Shared vector kernels and the f32 rotary embedding; loops written for the
+// compiler to vectorize.
 #include "llama/kernels/math.hpp"
 
 #include <cmath>
 
+#include "llama/kernels/rope.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama {
@@ -14,35 +16,38 @@ float dot(const float* a, const float* b, int64_t n) {
   return float(s);
 }
 
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w) {
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
   const auto n = static_cast<int64_t>(x.size());
   float ss = dot(x.data(), x.data(), n);
   ss /= static_cast<float>(n);
-  ss += kRmsNormEps;
+  ss += eps;
   ss = 1.0f / std::sqrt(ss);
   for (int64_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
 }
 
-void rope_angles(int64_t pos, int64_t head_size, std::span<float> cos_out,
-                 std::span<float> sin_out) {
-  for (int64_t i = 0; i < head_size; i += 2) {
-    const float freq =
-        1.0f / std::pow(kRopeTheta, static_cast<float>(i) / static_cast<float>(head_size));
-    const float val = static_cast<float>(pos) * freq;
-    cos_out[i / 2] = std::cos(val);
-    sin_out[i / 2] = std::sin(val);
+void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const {
+  for (int64_t i = 0; i < pairs(); ++i) {
+    const float val = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
+    cos_out[static_cast<size_t>(i)] = std::cos(val);
+    sin_out[static_cast<size_t>(i)] = std::sin(val);
   }
 }
 
-void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
+void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
                  std::span<const float> sin_v) {
   const auto n = static_cast<int64_t>(vec.size());
+  const int64_t head_size = rope.head_dim(), pairs = rope.pairs();
+  // Pair i is (first + i * stride, first + i * stride + step).
+  const bool halves = rope.layout() == RopeLayout::halves;
+  const int64_t stride = halves ? 1 : 2, step = halves ? pairs : 1;
   for (int64_t h = 0; h < n; h += head_size) {
     float* v = vec.data() + h;
-    for (int64_t i = 0; i < head_size / 2; ++i) {
-      const float v0 = v[2 * i], v1 = v[2 * i + 1];
-      v[2 * i] = v0 * cos_v[i] - v1 * sin_v[i];
-      v[2 * i + 1] = v0 * sin_v[i] + v1 * cos_v[i];
+    for (int64_t i = 0; i < pairs; ++i) {
+      float* a = v + i * stride;
+      float* b = a + step;
+      const float v0 = *a, v1 = *b;
+      *a = v0 * cos_v[i] - v1 * sin_v[i];
+      *b = v0 * sin_v[i] + v1 * cos_v[i];
     }
   }
 }

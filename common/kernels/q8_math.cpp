@@ -1,29 +1,35 @@
 // runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why).
 #include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/rope.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace llama::q8 {
 
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w) {
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
   const size_t n = x.size();
   float ss = 0.0f;
   for (size_t j = 0; j < n; ++j) ss = std::fma(x[j], x[j], ss);
   ss /= static_cast<float>(n);
-  ss += 1e-5f;
+  ss += eps;
   ss = 1.0f / std::sqrt(ss);
   for (size_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
 }
 
-void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
+void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
                  std::span<const float> sin_v) {
-  for (size_t i = 0; i < vec.size(); i += 2) {
-    const size_t pair = (i % static_cast<size_t>(head_size)) / 2;
-    const float c = cos_v[pair], s = sin_v[pair];
-    const float v0 = vec[i], v1 = vec[i + 1];
-    vec[i] = std::fma(v0, c, -(v1 * s));
-    vec[i + 1] = std::fma(v0, s, v1 * c);
+  const auto head_size = static_cast<size_t>(rope.head_dim());
+  for (size_t h = 0; h < vec.size(); h += head_size) {
+    for (int64_t pair = 0; pair < rope.pairs(); ++pair) {
+      const auto [ia, ib] = rope.pair(pair);
+      float& a = vec[h + static_cast<size_t>(ia)];
+      float& b = vec[h + static_cast<size_t>(ib)];
+      const float c = cos_v[static_cast<size_t>(pair)], s = sin_v[static_cast<size_t>(pair)];
+      const float v0 = a, v1 = b;
+      a = std::fma(v0, c, -(v1 * s));
+      b = std::fma(v0, s, v1 * c);
+    }
   }
 }
 

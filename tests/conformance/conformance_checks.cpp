@@ -15,6 +15,7 @@
 #include "llama/sampler.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "logit_diff.hpp"
+#include "test_models.hpp"
 #include "test_support.hpp"
 
 namespace llama::conformance {
@@ -45,7 +46,8 @@ std::vector<float> run_sequential(InferenceBackend& b, std::span<const int32_t> 
 // Fails `r` at the first row (position first_pos + row) where `got` is off
 // `want` by more than the tolerance, is not finite, or has the wrong size.
 void compare_rows(CheckResult& r, const std::string& what, std::span<const float> got,
-                  std::span<const float> want, int64_t vocab, int64_t first_pos = 0) {
+                  std::span<const float> want, int64_t vocab, int64_t first_pos = 0,
+                  double tolerance = kTolerance) {
   if (got.size() != want.size()) {
     r.fail(what + ": " + std::to_string(got.size()) + " logits, expected " +
            std::to_string(want.size()));
@@ -54,10 +56,10 @@ void compare_rows(CheckResult& r, const std::string& what, std::span<const float
   const auto n = static_cast<size_t>(vocab);
   for (size_t at = 0; at + n <= got.size(); at += n) {
     const auto d = compare::diff_logits(got.subspan(at, n), want.subspan(at, n));
-    if (!(d.max_rel <= kTolerance)) {
+    if (!(d.max_rel <= tolerance)) {
       r.fail(what + ": position " + std::to_string(first_pos + static_cast<int64_t>(at / n)) +
              ": relative difference " + std::to_string(d.max_rel) + " at token " +
-             std::to_string(d.abs_index) + " (tolerance " + std::to_string(kTolerance) + ")");
+             std::to_string(d.abs_index) + " (tolerance " + std::to_string(tolerance) + ")");
       return;
     }
   }
@@ -243,6 +245,19 @@ CheckResult check_threads_agree(const std::string& spec, const Model& model) {
       return out;
     };
     compare_rows(r, "2 threads against 1", run(2), run(1), model.config.vocab_size);
+  });
+}
+
+CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model) {
+  return guarded([&](CheckResult& r) {
+    const Model halves = test::with_halves_layout(model);
+    const auto tokens = test_tokens(model.config, model.config.seq_len);
+    auto backend = test::make_backend(spec);
+    backend->prepare(model);
+    const std::vector<float> want = run_sequential(*backend, tokens);
+    backend->prepare(halves);
+    compare_rows(r, spec + " on " + halves.source, run_sequential(*backend, tokens), want,
+                 model.config.vocab_size, 0, kLayoutTolerance);
   });
 }
 

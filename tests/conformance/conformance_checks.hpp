@@ -59,5 +59,10 @@ CheckResult check_batch_matches_sequential(const std::string& spec, const Model&
 CheckResult check_seq_len_bound(const std::string& spec, const Model& model);
 // 1 thread and 2 threads give the same logits.
 CheckResult check_threads_agree(const std::string& spec, const Model& model);
+// `model` (interleaved rotation pairs) and test::with_halves_layout(model)
+// (q/k rows for rotate_half) give the same logits on the backend within
+// kLayoutTolerance: only the order of the attention dot products differs.
+inline constexpr double kLayoutTolerance = 1e-5;
+CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model);
 
 }  // namespace llama::conformance

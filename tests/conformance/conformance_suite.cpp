@@ -9,6 +9,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "llama/weights.hpp"
+#include "test_models.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -51,6 +52,24 @@ TEST_CASE("logits match the reference backend on generated shapes", "[conformanc
     const Checkpoint ck = open_shape(shape);
     require_pass(check_logits_match_reference(backend_under_test(), ck.model(),
                                               test_tokens(ck.config(), ck.config().seq_len)));
+  }
+}
+
+TEST_CASE("logits match the reference backend with head_dim and rope variants", "[conformance]") {
+  for (const test::NamedConfig& v : test::variant_configs()) {
+    INFO(backend_under_test() << " on " << v.name);
+    const Model m = test::random_model(v.config, 99, v.name);
+    require_pass(check_logits_match_reference(backend_under_test(), m,
+                                              test_tokens(m.config, m.config.seq_len)));
+  }
+}
+
+TEST_CASE("q/k rows laid out for rotate_half give the interleaved model's logits",
+          "[conformance]") {
+  for (const test::NamedConfig& v : test::variant_configs()) {
+    INFO(backend_under_test() << " on " << v.name);
+    require_pass(check_rotation_layouts_agree(backend_under_test(),
+                                              test::random_model(v.config, 7, v.name)));
   }
 }
 

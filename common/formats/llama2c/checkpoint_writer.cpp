@@ -8,6 +8,7 @@
 
 #include "llama/error.hpp"
 #include "llama/kernels/q8.hpp"
+#include "llama/kernels/rope.hpp"
 
 namespace llama {
 namespace {
@@ -104,24 +105,37 @@ void write_header7(Writer& w, const Config& c, bool negative_vocab_if_separate) 
   w.raw(std::span<const int32_t>(h));
 }
 
-// llama2.c's precompute_freqs_cis in f32: cos/sin of pos * 10000^(-2i/head_size),
-// f32 [seq_len, head_size / 2] each.
+// llama2.c's precompute_freqs_cis in f32: cos/sin of pos * 10000^(-2i/head_size)
+// (the core's RoPE table of a llama2.c config), f32 [seq_len, head_size / 2] each.
 void write_rope_tables(Writer& w, const Config& c) {
-  const int64_t half = c.head_size() / 2;
-  std::vector<float> freqs(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i) {
-    freqs[static_cast<size_t>(i)] =
-        1.0f / std::pow(10000.0f, static_cast<float>(2 * i) / static_cast<float>(c.head_size()));
-  }
+  const RopeTable rope(c);
+  std::vector<float> cos_row(static_cast<size_t>(rope.pairs()));
+  std::vector<float> sin_row(cos_row.size());
   for (const bool cosine : {true, false}) {
-    std::vector<float> row(static_cast<size_t>(half));
     for (int64_t pos = 0; pos < c.seq_len; ++pos) {
-      for (int64_t i = 0; i < half; ++i) {
-        const float angle = static_cast<float>(pos) * freqs[static_cast<size_t>(i)];
-        row[static_cast<size_t>(i)] = cosine ? std::cos(angle) : std::sin(angle);
-      }
-      w.raw(std::span<const float>(row));
+      rope.angles(pos, cos_row, sin_row);
+      w.raw(std::span<const float>(cosine ? cos_row : sin_row));
     }
+  }
+}
+
+// llama2.c's files hold the seven header fields; run.c implies the rest. A
+// model that differs in anything run.c computes with cannot be written.
+void require_llama2c_shape(const Config& c, const std::string& destination) {
+  std::string why;
+  if (c.head_dim * c.n_heads != c.dim) {
+    why = "head_dim " + std::to_string(c.head_dim) + " is not dim / n_heads";
+  } else if (c.rope_theta != 10000.0) {
+    why = "rope_theta is not 10000";
+  } else if (c.rope_scaling.type != RopeScalingType::none) {
+    why = std::string("rope scaling ") + to_string(c.rope_scaling.type) + " is not none";
+  } else if (c.norm_eps != 1e-5) {
+    why = "norm_eps is not 1e-5";
+  } else if (c.rope_layout != RopeLayout::interleaved) {
+    why = "q/k rows are laid out for rotate_half, not llama2.c's interleaved pairs";
+  }
+  if (!why.empty()) {
+    throw Error(destination + ": a llama2.c checkpoint cannot hold this model: " + why);
   }
 }
 
@@ -193,6 +207,7 @@ int64_t q80_group_size(const Config& c, int64_t requested, std::vector<std::stri
 
 WriteReport write_checkpoint(const Checkpoint& in, const WriteOptions& options, std::ostream& out,
                              const std::string& destination) {
+  require_llama2c_shape(in.config(), destination);
   WriteReport report;
   Writer w(in, out, destination);
   switch (options.format) {

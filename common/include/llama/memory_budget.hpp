@@ -11,9 +11,9 @@
 
 namespace llama {
 
-// Bytes of run.c's RunState for `config`: activations x, xb, xb2, q (f32 [dim]
-// each), hb, hb2 (f32 [hidden_dim]), attention scores (f32 [n_heads, seq_len]),
-// logits (f32 [vocab_size]) and the KV cache (f32 [2, n_layers, seq_len, kv_dim]).
+// Bytes of run.c's RunState for `config`: activations x, xb2 (f32 [dim]), xb, q
+// (f32 [max(dim, q_dim)] each), hb, hb2 (f32 [hidden_dim]), attention scores (f32 [n_heads,
+// seq_len]), logits (f32 [vocab_size]) and the KV cache (f32 [2, n_layers, seq_len, kv_dim]).
 // Throws Error on overflow (a validated Config cannot overflow).
 int64_t run_state_bytes(const Config& config);
 // The KV cache alone, keys and values: f32 [2, n_layers, seq_len, kv_dim].

@@ -1,6 +1,7 @@
-// The small vector kernels every backend shares: RMSNorm, rotary embedding,
-// SwiGLU and attention of one head over a KV cache. f32 throughout, in the
-// operation order of run.c.
+// The small vector kernels every backend shares: RMSNorm, SwiGLU and attention
+// of one head over a KV cache (the rotary embedding is rope.hpp). f32 values in
+// the operation order of run.c, dot products summed in double
+// (docs/architecture.md, numerics).
 #pragma once
 
 #include <cstdint>
@@ -8,19 +9,9 @@
 
 namespace llama {
 
-inline constexpr float kRmsNormEps = 1e-5f;
-inline constexpr float kRopeTheta = 10000.0f;
-
-// out = w * x / sqrt(mean(x^2) + eps). `out` may alias `x`.
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
-
-// Rotary angles of position `pos` for the head_size/2 pairs of a head:
-// cos_out[i], sin_out[i] for pair (2i, 2i+1).
-void rope_angles(int64_t pos, int64_t head_size, std::span<float> cos_out,
-                 std::span<float> sin_out);
-// Rotates every head of `vec` (length a multiple of head_size) in place.
-void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
-                 std::span<const float> sin_v);
+// out = w * x / sqrt(mean(x^2) + eps), the sum of squares in double, the
+// rest in f32 (eps: float(Config::norm_eps)). `out` may alias `x`.
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps);
 
 // h1 = silu(h1) * h3, element-wise.
 void swiglu(std::span<float> h1, std::span<const float> h3);

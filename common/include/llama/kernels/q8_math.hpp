@@ -12,12 +12,9 @@ namespace llama::q8 {
 
 // out = w * (x / sqrt(mean(x^2) + eps)), the sum of squares in f32 FMAs.
 // `out` may alias `x`.
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps);
 
-// Rotates each head of `vec` by the angles of rope_angles (math.hpp):
-// v0' = fma(v0, c, -(v1 s)), v1' = fma(v0, s, v1 c).
-void rope_rotate(std::span<float> vec, int64_t head_size, std::span<const float> cos_v,
-                 std::span<const float> sin_v);
+// The rotary embedding in runq.c's arithmetic is q8::rope_rotate (rope.hpp).
 
 // One attention head over positions [0, n_pos): f32 FMA dot products,
 // scores / sqrt(head_size), runq.c's softmax, out = sum_t p_t v_t by FMAs in
