@@ -42,7 +42,7 @@ TEST_CASE("checkpoint computes every tensor offset of the legacy layout", "[chec
   }
   CHECK(ck.config().vocab_size == 10);
   CHECK_FALSE(ck.config().shared_classifier);
-  const auto& w = ck.model().weights;
+  const auto& w = ck.model().legacy_weights;
   CHECK(w.wcls.data() == t[11].data.data());
   CHECK(w.wcls.size() == 80);
   CHECK(w.flat.wk.size() == 2 * 4 * 8);
@@ -60,7 +60,7 @@ TEST_CASE("shared classifier aliases the token embedding", "[checkpoint]") {
   CHECK(c.vocab_size == 512);
   CHECK(c.seq_len == 512);
   CHECK(c.shared_classifier);
-  CHECK(ck.model().weights.wcls.data() == ck.model().weights.token_embedding.data());
+  CHECK(ck.model().legacy_weights.wcls.data() == ck.model().legacy_weights.token_embedding.data());
 }
 
 TEST_CASE("checkpoint refuses truncated, corrupt and absurd files", "[checkpoint][bad-input]") {

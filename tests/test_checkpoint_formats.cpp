@@ -110,7 +110,7 @@ TEST_CASE("a version 2 checkpoint loads with every offset as runq.c maps it", "[
   CHECK(t.back().name == "wcls");
   CHECK(ck.weight_bytes() == ck.file_size() - 256);
   // The embedding is dequantized for the lookup.
-  const auto& w = ck.model().weights;
+  const auto& w = ck.model().legacy_weights;
   CHECK(w.token_embedding[5] == float(t[3].quantized[0].values[5]) * t[3].quantized[0].scales[0]);
 }
 

@@ -3,8 +3,11 @@
 // tensor of the shared files, each compared by hash with what ggml-quants.c
 // produced out of tree (tests/data/ggml-blocks.json says how). Then our
 // quantizers reproduce llama-quantize's shared files byte for byte.
-// f16 and bf16 are also checked against their definitions in double.
+// f16 and bf16 are also checked against their definitions in double and the CPU's F16C.
+#include <immintrin.h>
+
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -317,5 +320,44 @@ TEST_CASE("gguf blocks: our quantizers rewrite stories1M.f32 as llama-quantize d
       ++compared;
     }
     CHECK(compared >= 37);  // every matrix: 7 per layer, the embedding (and output when untied)
+  }
+}
+
+namespace {
+__attribute__((target("f16c"))) float f16c_widen(uint16_t v) { return _cvtsh_ss(v); }
+__attribute__((target("f16c"))) uint16_t f16c_narrow(float v) {
+  return static_cast<uint16_t>(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT));
+}
+bool cpu_has_f16c() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+}
+}  // namespace
+
+TEST_CASE("half: f16 conversions equal the CPU's F16C; bf16 ties round to even", "[kernels]") {
+  CHECK(llama::f32_to_bf16(std::bit_cast<float>(0x3f808000u)) == 0x3f80);  // tie, down to even
+  CHECK(llama::f32_to_bf16(std::bit_cast<float>(0x3f818000u)) == 0x3f82);  // tie, up to even
+  CHECK(llama::f32_to_bf16(std::bit_cast<float>(0x3f808001u)) == 0x3f81);  // above the tie
+  CHECK(llama::f32_to_f16(65519.0f) == 0x7bff);
+  CHECK(llama::f32_to_f16(65520.0f) == 0x7c00);                   // rounds to infinity
+  CHECK(llama::f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);      // subnormal tie to even
+  CHECK(llama::f32_to_f16(std::ldexp(3.0f, -25)) == 0x0002);
+  CHECK(llama::f16_to_f32(0x0001) == std::ldexp(1.0f, -24));
+  if (!cpu_has_f16c()) {
+    WARN("this CPU lacks F16C: the comparison with the hardware conversion did not run");
+    return;
+  }
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float f = llama::f16_to_f32(static_cast<uint16_t>(h));
+    const float want = f16c_widen(static_cast<uint16_t>(h));
+    REQUIRE(((std::isnan(f) && std::isnan(want)) ||
+             std::bit_cast<uint32_t>(f) == std::bit_cast<uint32_t>(want)));
+  }
+  Rng rng{11};
+  for (int i = 0; i < 1000000; ++i) {
+    const auto r = static_cast<uint32_t>(rng.next() >> 32);
+    // Exponents around f16's range (subnormals to overflow), every mantissa.
+    const float f = std::bit_cast<float>((r & 0x807fffffu) | ((100u + (r >> 23) % 60u) << 23));
+    REQUIRE(llama::f32_to_f16(f) == f16c_narrow(f));
   }
 }

@@ -79,7 +79,7 @@ TEST_CASE("StackedWeights: stacked wqkv and w13, wo, w2, wcls equal the original
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().weights, c);
+  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
   PieceLog log;
   const StackedWeights copies(w, c, log.callback());
   REQUIRE(copies.bytes() == static_cast<size_t>(StackedWeights::floats(c)) * sizeof(float));
@@ -109,7 +109,7 @@ TEST_CASE("StackedWeights: stacked wqkv and w13, wo, w2, wcls equal the original
 TEST_CASE("StackedWeights: a tensor of the wrong size is refused, naming it", "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  TransformerWeights w = to_per_layer(ck.model().weights, c);
+  TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
   w.layers.at(1).wo = w.layers.at(1).wo.first(w.layers.at(1).wo.size() - 1);
   CHECK_THROWS_WITH(StackedWeights(w, c, [](std::span<const std::byte>) {}),
                     Catch::Contains("wo holds"));
@@ -119,7 +119,7 @@ TEST_CASE("QuantizedCopies: every int8 matrix and its scales equal the originals
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().weights, c);
+  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
   REQUIRE(w.format == WeightFormat::q8_0);
   PieceLog log;
   const QuantizedCopies copies(w, c, log.callback());
@@ -149,7 +149,7 @@ TEST_CASE("StackedWeights: parts run in any order, on several threads, give the 
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().weights, c);
+  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
   const StackedWeights in_order(w, c, [](std::span<const std::byte>) {});
   std::mutex mutex;
   PieceLog log;

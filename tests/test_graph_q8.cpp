@@ -25,7 +25,7 @@ TEST_CASE("graph: parity-q8.json gives runq.c's stream, on 1 and 2 threads",
   REQUIRE(!cases.empty());
   for (const auto& c : cases) {
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    REQUIRE(ck.model().weights.format == WeightFormat::q8_0);
+    REQUIRE(ck.model().legacy_weights.format == WeightFormat::q8_0);
     for (const int threads : {1, 2}) {
       INFO("case " << c["name"].get<std::string>() << ", threads " << threads);
       const auto r = test::generate_case(ck, c, "graph", threads);

@@ -162,24 +162,24 @@ TEST_CASE("the f32 HF stories1M holds stories1M.bin's weights, q/k rows in rotat
   const HfCheckpoint hf = HfCheckpoint::open(model_path("hf/stories1M"));
   const llama::Checkpoint bin = llama::Checkpoint::open(model_path("stories1M.bin"));
   const llama::Config& c = bin.config();
-  const auto same = [](std::span<const std::byte> a, std::span<const float> b) {
-    return a.size() == b.size_bytes() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+  const auto same = [](std::span<const std::byte> a, std::span<const std::byte> b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
   };
-  const auto& w = bin.model().weights;
-  CHECK(same(hf.tensor(HfRole::embed_tokens).tensor->bytes, w.token_embedding));
-  CHECK(same(hf.tensor(HfRole::final_norm).tensor->bytes, w.rms_final));
+  const llama::ModelWeights& w = bin.model().weights;
+  CHECK(same(hf.tensor(HfRole::embed_tokens).tensor->bytes, w.token_embedding.data));
+  CHECK(same(hf.tensor(HfRole::final_norm).tensor->bytes, w.final_norm.data));
   for (int64_t l = 0; l < c.n_layers; ++l) {
     INFO("layer " << l);
-    const llama::LayerTensors lt = w.layer(c, l);
-    CHECK(same(hf.tensor(HfRole::input_norm, l).tensor->bytes, lt.rms_att));
-    CHECK(same(hf.tensor(HfRole::post_attn_norm, l).tensor->bytes, lt.rms_ffn));
-    CHECK(same(hf.tensor(HfRole::v_proj, l).tensor->bytes, lt.wv));
-    CHECK(same(hf.tensor(HfRole::o_proj, l).tensor->bytes, lt.wo));
-    CHECK(same(hf.tensor(HfRole::gate_proj, l).tensor->bytes, lt.w1));
-    CHECK(same(hf.tensor(HfRole::down_proj, l).tensor->bytes, lt.w2));
-    CHECK(same(hf.tensor(HfRole::up_proj, l).tensor->bytes, lt.w3));
-    for (const auto& [role, heads, rows] : {std::tuple{HfRole::q_proj, c.n_heads, lt.wq},
-                                            std::tuple{HfRole::k_proj, c.n_kv_heads, lt.wk}}) {
+    const llama::LayerWeights& lt = w.layers[static_cast<size_t>(l)];
+    CHECK(same(hf.tensor(HfRole::input_norm, l).tensor->bytes, lt.attention_norm.data));
+    CHECK(same(hf.tensor(HfRole::post_attn_norm, l).tensor->bytes, lt.ffn_norm.data));
+    CHECK(same(hf.tensor(HfRole::v_proj, l).tensor->bytes, lt.wv.data));
+    CHECK(same(hf.tensor(HfRole::o_proj, l).tensor->bytes, lt.wo.data));
+    CHECK(same(hf.tensor(HfRole::gate_proj, l).tensor->bytes, lt.w1.data));
+    CHECK(same(hf.tensor(HfRole::down_proj, l).tensor->bytes, lt.w2.data));
+    CHECK(same(hf.tensor(HfRole::up_proj, l).tensor->bytes, lt.w3.data));
+    for (const auto& [role, heads, rows] : {std::tuple{HfRole::q_proj, c.n_heads, lt.wq.data},
+                                            std::tuple{HfRole::k_proj, c.n_kv_heads, lt.wk.data}}) {
       const auto hf_rows = hf.tensor(role, l).tensor->bytes;
       CHECK_FALSE(same(hf_rows, rows));  // the orders differ...
       std::vector<std::byte> interleaved(hf_rows.size()), back(hf_rows.size());

@@ -66,7 +66,7 @@ TEST_CASE("generated checkpoints load with the requested shape", "[mkmodel]") {
     CHECK(got.seq_len == c.seq_len);
     CHECK(got.shared_classifier == shared);
     CHECK(ck.file_size() == llama::bench::checkpoint_file_bytes(c));
-    const auto& w = ck.model().weights;
+    const auto& w = ck.model().legacy_weights;
     CHECK((w.wcls.data() == w.token_embedding.data()) == shared);
     for (const llama::TensorInfo& t : ck.tensors()) {
       INFO(t.name);

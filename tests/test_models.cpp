@@ -55,6 +55,38 @@ TransformerWeights views(const Config& c, const std::vector<float>& all) {
   return w;
 }
 
+// The typed per-layer views of the same buffer (what backends read once they
+// leave TransformerWeights).
+ModelWeights typed_views(const Config& c, const std::vector<float>& all) {
+  const Layout s = layout_of(c);
+  const int64_t L = c.n_layers, dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), h = c.hidden_dim;
+  auto view = [&](const std::string& name, int64_t at, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return Tensor::f32_view(
+        name, std::move(shape),
+        std::span<const float>(all).subspan(static_cast<size_t>(at), static_cast<size_t>(n)));
+  };
+  ModelWeights w;
+  w.token_embedding = view("token_embedding", s.embedding, {c.vocab_size, dim});
+  const std::vector<int64_t> shapes[9] = {{dim}, {q, dim}, {kv, dim}, {kv, dim}, {dim, q},
+                                          {dim}, {h, dim}, {dim, h},  {h, dim}};
+  const char* names[9] = {"rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3"};
+  w.layers.resize(static_cast<size_t>(L));
+  for (int i = 0; i < 9; ++i) {
+    int64_t per = 1;
+    for (int64_t d : shapes[i]) per *= d;
+    for (int64_t l = 0; l < L; ++l) {
+      w.layers[static_cast<size_t>(l)].*kLayerTensors[i] = view(
+          std::string(names[i]) + "[" + std::to_string(l) + "]", s.layers[i] + l * per, shapes[i]);
+    }
+  }
+  w.final_norm = view("rms_final", s.final_norm, {dim});
+  w.classifier =
+      c.shared_classifier ? w.token_embedding : view("wcls", s.classifier, {c.vocab_size, dim});
+  return w;
+}
+
 Config variant(Config c, const std::string& what) {
   c.validate(what);
   return c;
@@ -70,40 +102,45 @@ Model random_model(const Config& config, uint64_t seed, const std::string& name)
   Model m;
   m.source = name;
   m.config = config;
-  m.weights = views(config, *all);
+  m.legacy_weights = views(config, *all);
+  m.legacy_weights.storage = all;
+  m.weights = typed_views(config, *all);
   m.weights.storage = all;
+  validate_weights(m.weights, config, name);
   return m;
 }
 
 Model with_halves_layout(const Model& in) {
   const Config& c = in.config;
   if (c.rope_layout != RopeLayout::interleaved) throw Error("with_halves_layout: not interleaved");
-  const TransformerWeights flat = to_flat(in.weights, c);
+  const TransformerWeights flat = to_flat(in.legacy_weights, c);
   auto all = std::make_shared<std::vector<float>>(static_cast<size_t>(layout_of(c).total));
   Model out;
   out.source = in.source + " (rotate_half rows)";
   out.config = c;
   out.config.rope_layout = RopeLayout::halves;
-  out.weights = views(c, *all);
+  out.legacy_weights = views(c, *all);
+  out.legacy_weights.storage = all;
+  out.weights = typed_views(c, *all);
   out.weights.storage = all;
   // Copy everything, then reorder the rows of each head of wq and wk.
   const auto base = [&](std::span<const float> view) { return view.data() - all->data(); };
   const auto copy = [&](std::span<const float> from, std::span<const float> to) {
     std::copy(from.begin(), from.end(), all->begin() + base(to));
   };
-  copy(flat.token_embedding, out.weights.token_embedding);
-  copy(flat.rms_final, out.weights.rms_final);
-  if (!c.shared_classifier) copy(flat.wcls, out.weights.wcls);
+  copy(flat.token_embedding, out.legacy_weights.token_embedding);
+  copy(flat.rms_final, out.legacy_weights.rms_final);
+  if (!c.shared_classifier) copy(flat.wcls, out.legacy_weights.wcls);
   using Member = std::span<const float> LayerTensors::*;
   for (Member m :
        {&LayerTensors::rms_att, &LayerTensors::wv, &LayerTensors::wo, &LayerTensors::rms_ffn,
         &LayerTensors::w1, &LayerTensors::w2, &LayerTensors::w3}) {
-    copy(flat.flat.*m, out.weights.flat.*m);
+    copy(flat.flat.*m, out.legacy_weights.flat.*m);
   }
   const int64_t hd = c.head_dim, dim = c.dim;
   for (Member m : {&LayerTensors::wq, &LayerTensors::wk}) {
     const std::span<const float> from = flat.flat.*m;
-    float* to = all->data() + base(out.weights.flat.*m);
+    float* to = all->data() + base(out.legacy_weights.flat.*m);
     const int64_t rows = static_cast<int64_t>(from.size()) / dim;
     for (int64_t r = 0; r < rows; ++r) {
       // Row j of a head in halves order is interleaved row 2j (first half) or

@@ -355,7 +355,7 @@ TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
 TEST_CASE("Q8_0 weights convert between per-layer and flat views", "[q8][weights]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
   const Config& c = ck.config();
-  const TransformerWeights& per = ck.model().weights;
+  const TransformerWeights& per = ck.model().legacy_weights;
   REQUIRE(per.format == WeightFormat::q8_0);
   REQUIRE(per.layout == WeightLayout::per_layer);  // the file interleaves layers
   CHECK(per.group_size == 64);
@@ -376,10 +376,11 @@ TEST_CASE("Q8_0 weights convert between per-layer and flat views", "[q8][weights
   CHECK(again.q_layers[1].wo.values.data() == flat.q_flat.wo.values.data() + c.dim * c.dim);
   CHECK_THROWS_WITH(require_f32_weights(per, "graph"), Contains("graph") && Contains("Q8_0"));
   CHECK_NOTHROW(require_f32_weights(
-      Checkpoint::open(test::model_path("rand-gqa.bin")).model().weights, "graph"));
-  CHECK_THROWS_AS(
-      Checkpoint::open(test::model_path("rand-gqa.bin")).model().weights.quantized_layer(c, 0),
-      Error);
+      Checkpoint::open(test::model_path("rand-gqa.bin")).model().legacy_weights, "graph"));
+  CHECK_THROWS_AS(Checkpoint::open(test::model_path("rand-gqa.bin"))
+                      .model()
+                      .legacy_weights.quantized_layer(c, 0),
+                  Error);
 }
 
 TEST_CASE("parity-q8.json on every int8 backend and both kernels", "[q8][parity]") {

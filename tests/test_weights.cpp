@@ -9,7 +9,7 @@ using namespace llama;
 TEST_CASE("per-layer views slice the flat tensors without copying", "[weights]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("rand-gqa.bin"));
   const Config& c = ck.config();
-  const TransformerWeights& flat = ck.model().weights;
+  const TransformerWeights& flat = ck.model().legacy_weights;
   const TransformerWeights per = to_per_layer(flat, c);
   REQUIRE(per.layout == WeightLayout::per_layer);
   REQUIRE(per.layers.size() == static_cast<size_t>(c.n_layers));
@@ -29,10 +29,10 @@ TEST_CASE("per-layer views slice the flat tensors without copying", "[weights]")
 TEST_CASE("flattening scattered layers copies them in order", "[weights]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("rand-gqa.bin"));
   const Config& c = ck.config();
-  TransformerWeights per = to_per_layer(ck.model().weights, c);
+  TransformerWeights per = to_per_layer(ck.model().legacy_weights, c);
   std::reverse(per.layers.begin(), per.layers.end());  // no longer contiguous
   const TransformerWeights flat = to_flat(per, c);
-  REQUIRE(flat.flat.wq.data() != ck.model().weights.flat.wq.data());
+  REQUIRE(flat.flat.wq.data() != ck.model().legacy_weights.flat.wq.data());
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const auto got = flat.layer(c, l).wq;
     const auto want = per.layers[static_cast<size_t>(l)].wq;

@@ -14,6 +14,7 @@ class CountingWrapper final : public llama::InferenceBackend {
       : inner_(std::move(inner)) {}
 
   std::string name() const override { return "counting:" + inner_->name(); }
+  llama::DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
 
   void prepare(const llama::Model& model) override {
     ++prepare_calls_;

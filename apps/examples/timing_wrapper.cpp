@@ -23,6 +23,7 @@ class TimingWrapper final : public llama::InferenceBackend {
       : inner_(std::move(inner)) {}
 
   std::string name() const override { return "timing:" + inner_->name(); }
+  llama::DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
 
   void prepare(const llama::Model& model) override {
     const auto start = Clock::now();

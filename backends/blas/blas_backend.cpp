@@ -37,13 +37,15 @@ BlasBackend::BlasBackend(const BackendOptions& options)
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 void BlasBackend::prepare(const Model& model) {
+  require_dtypes(model.weights, name(), supported_dtypes());
   require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
   rope_ = RopeTable(config_);
   eps_ = static_cast<float>(config_.norm_eps);
-  const bool q8 = model.weights.format == WeightFormat::q8_0;
+  const bool q8 = model.legacy_weights.format == WeightFormat::q8_0;
   // Q8_0 files interleave layers; per-layer views keep the int8 weights in the mapping.
-  weights_ = q8 ? to_per_layer(model.weights, config_) : to_flat(model.weights, config_);
+  weights_ =
+      q8 ? to_per_layer(model.legacy_weights, config_) : to_flat(model.legacy_weights, config_);
   const Config& c = config_;
   if (q8) {
     q8_kernel_ = best_q8_kernel();

@@ -21,6 +21,7 @@ class BlasBackend final : public InferenceBackend {
   explicit BlasBackend(const BackendOptions& options);
 
   std::string name() const override { return "blas"; }
+  DTypeSet supported_dtypes() const override { return {DType::f32, DType::q8_0}; }
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
   // Prompt processing with sgemm: every weight matrix is read once per batch.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/weights.hpp"
+#include "llama/legacy_weights.hpp"
 
 namespace llama::graph {
 

@@ -112,13 +112,14 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = {};
   stacked_ = {};
   quantized_ = {};
+  require_dtypes(model.weights, name(), supported_dtypes());
   require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
   // Q8_0 weights run in runq.c's arithmetic.
-  q8_ = model.weights.format == WeightFormat::q8_0;
+  q8_ = model.legacy_weights.format == WeightFormat::q8_0;
   config_ = model.config;
   const Config& c = config_;
   // Beyond run.c's run state: the weight copies and the batch scores.
-  weights_ = to_per_layer(model.weights, c);
+  weights_ = to_per_layer(model.legacy_weights, c);
   const int64_t copy_bytes =
       q8_ ? QuantizedCopies::bytes(weights_, c)
           : checked_mul(StackedWeights::floats(c), int64_t{sizeof(float)}, "weight copies");

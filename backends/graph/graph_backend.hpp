@@ -41,6 +41,7 @@ class GraphBackend final : public InferenceBackend {
   explicit GraphBackend(const BackendOptions& options);
 
   std::string name() const override { return "graph"; }
+  DTypeSet supported_dtypes() const override { return {DType::f32, DType::q8_0}; }
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
   std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,

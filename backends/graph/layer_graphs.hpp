@@ -8,7 +8,7 @@
 
 #include "graph.hpp"
 #include "llama/config.hpp"
-#include "llama/weights.hpp"
+#include "llama/legacy_weights.hpp"
 #include "stacked_weights.hpp"
 
 namespace llama::graph {

@@ -11,7 +11,7 @@
 #include "copy_writer.hpp"
 #include "huge_page_buffer.hpp"
 #include "llama/config.hpp"
-#include "llama/weights.hpp"
+#include "llama/legacy_weights.hpp"
 
 namespace llama::graph {
 

@@ -53,10 +53,11 @@ const BackendRegistrar kRegistrar{
 
 void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
+  require_dtypes(model.weights, name(), supported_dtypes());
   require_run_state_memory(model);  // refuse before allocating
   config_ = model.config;
   rope_ = RopeTable(config_);
-  weights_ = to_per_layer(model.weights, config_);
+  weights_ = to_per_layer(model.legacy_weights, config_);
   const Config& c = config_;
   auto zeros = [](Vec& v, int64_t n) { v.assign(size_t(n), 0.0f); };
   zeros(x_, c.dim);

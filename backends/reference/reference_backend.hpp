@@ -14,6 +14,7 @@ namespace llama::reference {
 class ReferenceBackend final : public InferenceBackend {
  public:
   std::string name() const override { return "reference"; }
+  DTypeSet supported_dtypes() const override { return {DType::f32, DType::q8_0}; }
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
   std::string describe() const override;

@@ -7,8 +7,8 @@
 #include "conformance_backend.hpp"
 #include "conformance_checks.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/legacy_weights.hpp"
 #include "llama/registry.hpp"
-#include "llama/weights.hpp"
 #include "test_models.hpp"
 #include "test_support.hpp"
 
@@ -99,7 +99,7 @@ TEST_CASE("generation reproduces runq.c's int8 reference streams token for token
     INFO(backend_under_test() << " on " << c["name"].get<std::string>());
     // The cases must exercise the Q8_0 path, not an fp32 one.
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    REQUIRE(ck.model().weights.format == WeightFormat::q8_0);
+    REQUIRE(ck.model().legacy_weights.format == WeightFormat::q8_0);
     require_pass(check_reference_stream(backend_under_test(), c));
   }
 }

@@ -26,6 +26,7 @@ class FaultyWrapper final : public InferenceBackend {
       : inner_(std::move(inner)), fault_(fault), threads_(threads) {}
 
   std::string name() const override { return "faulty:" + inner_->name(); }
+  DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
 
   void prepare(const Model& model) override {
     inner_->prepare(model);

@@ -10,6 +10,7 @@
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/q8.hpp"
+#include "llama2c_weights.hpp"
 
 namespace llama {
 namespace {
@@ -177,7 +178,7 @@ Checkpoint Ak42Reader::parse(std::span<const std::byte> bytes, const std::string
   t.push_back(cur.f32("rms_att", {L, dim}));
   t.push_back(cur.f32("rms_ffn", {L, dim}));
   t.push_back(cur.f32("rms_final", {dim}));
-  TransformerWeights& w = ck.model_.weights;
+  TransformerWeights& w = ck.model_.legacy_weights;
   w.rms_final = t[2].data;
 
   if (version == 1) {
@@ -228,6 +229,8 @@ Checkpoint Ak42Reader::parse(std::span<const std::byte> bytes, const std::string
     w.q_wcls = c.shared_classifier ? embedding : t[11].quantized[0];
   }
   w.storage = std::move(owned);
+  ck.model_.weights = llama2c_weights(t, c, w.storage);
+  validate_weights(ck.model_.weights, c, where);
   ck.model_.source = source;
   return ck;
 }

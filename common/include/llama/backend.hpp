@@ -20,6 +20,12 @@ class InferenceBackend {
 
   virtual std::string name() const = 0;
 
+  // The weight dtypes this backend runs (ggml's supports_op, per dtype).
+  // prepare refuses a model with a tensor of any other dtype, naming the
+  // backend, the tensor and the dtype (require_dtypes in weights.hpp). The
+  // default, f32 only, suits a backend written before dtypes existed.
+  virtual DTypeSet supported_dtypes() const { return {DType::f32}; }
+
   // Takes the model (the backend may keep views into its weights; the Model
   // and its storage outlive the backend's use of them) and allocates run
   // state such as the KV cache. Calling it again starts over at position 0.

@@ -1,17 +1,22 @@
-// What a backend is given: the configuration and weight views of one checkpoint.
+// What a backend is given: the configuration and weights of one model, whatever
+// the file format it came from.
 #pragma once
 
 #include <string>
 
 #include "llama/config.hpp"
+#include "llama/legacy_weights.hpp"
 #include "llama/weights.hpp"
 
 namespace llama {
 
 struct Model {
-  std::string source;  // the file it came from, for messages
+  std::string source;  // the file or directory it came from, for messages
   Config config;
-  TransformerWeights weights;  // flat layout as loaded; backends convert as they like
+  ModelWeights weights;  // typed tensor views, one set per layer
+  // TRANSITIONAL: the llama2.c readers also fill the old per-format views,
+  // which the backends read until they move to `weights`.
+  TransformerWeights legacy_weights;
 };
 
 }  // namespace llama

@@ -1,91 +1,71 @@
-// Views of a model's weights in one of two layouts: flat (every layered tensor
-// holds all layers back to back, as in the file) or per-layer (one view per layer),
-// and in one of two formats: f32, or Q8_0 (int8 values with an f32 scale per group
-// of `group_size` consecutive values, llama2.c's version 2 checkpoints).
+// A model's weights as typed tensor views (tensor.hpp), one set per layer,
+// whatever the file format: readers fill them, backends read them. Checks
+// that every tensor has the shape the Config implies, and the refusal of a
+// dtype a backend does not run.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "llama/config.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama {
 
-// The layered tensors. In the flat layout each span covers every layer
-// (leading dimension n_layers); in the per-layer layout, one layer.
-// Matrices are row-major [out, in]: y = W x.
-struct LayerTensors {
-  std::span<const float> rms_att;  // f32 [dim]
-  std::span<const float> wq;       // f32 [dim, dim]
-  std::span<const float> wk;       // f32 [kv_dim, dim]
-  std::span<const float> wv;       // f32 [kv_dim, dim]
-  std::span<const float> wo;       // f32 [dim, dim]
-  std::span<const float> rms_ffn;  // f32 [dim]
-  std::span<const float> w1;       // f32 [hidden_dim, dim]
-  std::span<const float> w2;       // f32 [dim, hidden_dim]
-  std::span<const float> w3;       // f32 [hidden_dim, dim]
+// One transformer layer. Matrices are row-major [out, in]: y = W x.
+struct LayerWeights {
+  Tensor attention_norm;  // [dim] RMSNorm gain before attention
+  Tensor wq;              // [q_dim, dim]
+  Tensor wk;              // [kv_dim, dim]
+  Tensor wv;              // [kv_dim, dim]
+  Tensor wo;              // [dim, q_dim]
+  Tensor ffn_norm;        // [dim] RMSNorm gain before the feed-forward
+  Tensor w1;              // [hidden_dim, dim] gate
+  Tensor w2;              // [dim, hidden_dim] down
+  Tensor w3;              // [hidden_dim, dim] up
 };
 
-enum class WeightLayout { flat, per_layer };
-enum class WeightFormat { f32, q8_0 };
+// The members of LayerWeights in order, for code that walks them all.
+inline constexpr Tensor LayerWeights::*kLayerTensors[] = {&LayerWeights::attention_norm,
+                                                          &LayerWeights::wq,
+                                                          &LayerWeights::wk,
+                                                          &LayerWeights::wv,
+                                                          &LayerWeights::wo,
+                                                          &LayerWeights::ffn_norm,
+                                                          &LayerWeights::w1,
+                                                          &LayerWeights::w2,
+                                                          &LayerWeights::w3};
 
-// A Q8_0 matrix (or all layers of one, in the flat layout): value i is
-// values[i] * scales[i / group_size]. Every row holds whole groups.
-struct QuantizedTensor {
-  std::span<const int8_t> values;  // i8 [rows, cols]
-  std::span<const float> scales;   // f32 [rows * cols / group_size]
-  int64_t group_size = 0;
-};
-
-// The layered matrices of a Q8_0 model (its norms stay f32 in LayerTensors).
-struct QuantizedLayerTensors {
-  QuantizedTensor wq;  // [dim, dim]
-  QuantizedTensor wk;  // [kv_dim, dim]
-  QuantizedTensor wv;  // [kv_dim, dim]
-  QuantizedTensor wo;  // [dim, dim]
-  QuantizedTensor w1;  // [hidden_dim, dim]
-  QuantizedTensor w2;  // [dim, hidden_dim]
-  QuantizedTensor w3;  // [hidden_dim, dim]
-};
-
-// Format f32: every f32 span is set, the quantized members are empty.
-// Format q8_0: the norms (rms_att, rms_ffn, rms_final) are f32; token_embedding
-// is the dequantized f32 table (for the lookup, as runq.c); the matrices and the
-// classifier are in the q_* members and their f32 spans are empty.
-struct TransformerWeights {
-  WeightLayout layout = WeightLayout::flat;
-  WeightFormat format = WeightFormat::f32;
-  std::span<const float> token_embedding;  // f32 [vocab_size, dim]
-  LayerTensors flat;                       // layout flat: f32 [n_layers, ...] each
-  std::vector<LayerTensors> layers;        // layout per_layer: n_layers entries
-  std::span<const float> rms_final;        // f32 [dim]
-  std::span<const float> wcls;             // f32 [vocab_size, dim]
-  // Format q8_0 only.
-  int64_t group_size = 0;                       // values per scale
-  QuantizedLayerTensors q_flat;                 // layout flat: [n_layers, ...] each
-  std::vector<QuantizedLayerTensors> q_layers;  // layout per_layer: n_layers entries
-  QuantizedTensor q_wcls;                       // [vocab_size, dim]
-  // Keeps the memory behind the spans alive (the file mapping or an owned copy).
+struct ModelWeights {
+  Tensor token_embedding;  // [vocab_size, dim]; a backend reads rows (kernels/dequantize.hpp)
+  std::vector<LayerWeights> layers;  // n_layers
+  Tensor final_norm;                 // [dim]
+  Tensor classifier;  // [vocab_size, dim]; tied embeddings: the same view as token_embedding
+  // Keeps the memory behind the views alive (the file mapping, owned copies).
   std::shared_ptr<const void> storage;
 
-  // Layer `l`'s tensors, whatever the layout.
-  LayerTensors layer(const Config& config, int64_t l) const;
-  // Layer `l`'s quantized matrices, whatever the layout (format q8_0).
-  QuantizedLayerTensors quantized_layer(const Config& config, int64_t l) const;
+  // Every distinct tensor once, in order: embedding, each layer's, final
+  // norm, classifier (skipped when it is the embedding).
+  void for_each(const std::function<void(const Tensor&)>& visit) const;
+  // True when the classifier is the embedding's view.
+  bool tied() const;
+  // Bytes of every distinct tensor (data and scales).
+  int64_t bytes() const;
+  // The dtypes the tensors use.
+  DTypeSet dtypes() const;
 };
 
-// Per-layer views into the same memory; no copy.
-TransformerWeights to_per_layer(const TransformerWeights& weights, const Config& config);
-// Flat views; no copy when the layers are already contiguous, else one owned copy.
-TransformerWeights to_flat(const TransformerWeights& weights, const Config& config);
-// For backends without Q8_0 kernels: throws Error naming `backend` unless the
-// weights are f32.
-void require_f32_weights(const TransformerWeights& weights, const std::string& backend);
+// Throws Error ("<source>: tensor <name>: ...") unless every tensor has the
+// shape `config` implies, the norms are in a float dtype, and a tied model's
+// classifier is its embedding.
+void validate_weights(const ModelWeights& weights, const Config& config, const std::string& source);
 
-TransformerWeights with_layout(const TransformerWeights& weights, const Config& config,
-                               WeightLayout layout);
+// A backend's prepare starts with this: throws Error "<backend>: tensor
+// <name> is <dtype>, which <backend> does not run (it runs <dtypes>)" for the
+// first tensor whose dtype `supported` lacks.
+void require_dtypes(const ModelWeights& weights, const std::string& backend, DTypeSet supported);
 
 }  // namespace llama

@@ -42,7 +42,7 @@ class Checkpoint {
   int64_t file_size() const { return file_size_; }
   CheckpointFormat format() const { return format_; }
   // Values per Q8_0 scale (version 2), else 0.
-  int64_t group_size() const { return model_.weights.group_size; }
+  int64_t group_size() const { return model_.legacy_weights.group_size; }
   // Bytes the tensors occupy (what a forward pass reads).
   int64_t weight_bytes() const;
   static constexpr int64_t kHeaderBytes = 28;         // seven int32

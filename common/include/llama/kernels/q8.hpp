@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "llama/weights.hpp"
+#include "llama/legacy_weights.hpp"
 
 namespace llama {
 
