@@ -64,6 +64,20 @@ std::string DTypeSet::to_string() const {
   return s.empty() ? "nothing" : s;
 }
 
+std::vector<DType> DTypeSet::list() const {
+  std::vector<DType> out;
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (contains(static_cast<DType>(i))) out.push_back(static_cast<DType>(i));
+  }
+  return out;
+}
+
+DTypeSet DTypeSet::all() {
+  DTypeSet s;
+  for (int i = 0; i < kDTypeCount; ++i) s.add(static_cast<DType>(i));
+  return s;
+}
+
 int64_t Tensor::elements() const {
   int64_t n = shape.empty() ? 0 : 1;
   for (const int64_t d : shape) n *= d;  // checked when the view was made

@@ -51,6 +51,8 @@ class DTypeSet {
   }
   constexpr bool empty() const { return bits_ == 0; }
   std::string to_string() const;  // "f32, bf16, f16, q8_0"
+  std::vector<DType> list() const;  // in enum order
+  static DTypeSet all();            // every dtype the core knows
 
  private:
   static constexpr uint32_t bit(DType d) { return uint32_t{1} << static_cast<unsigned>(d); }
@@ -78,7 +80,7 @@ struct Tensor {
   // Typed views of the bytes; each throws Error naming the tensor unless the
   // dtype matches and the bytes are aligned for the element type.
   std::span<const float> f32() const;         // dtype f32
-  std::span<const uint16_t> u16() const;      // dtype bf16 or f16: the raw 16-bit values
+  std::span<const uint16_t> u16() const;      // dtype bf16 or f16 (2-byte aligned): raw bits
   std::span<const int8_t> q8_values() const;  // dtype q8_0
   std::span<const float> q8_scales() const;   // dtype q8_0
 
