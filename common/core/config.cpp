@@ -176,7 +176,7 @@ std::string Config::to_string() const {
     << " n_heads=" << n_heads << " n_kv_heads=" << n_kv_heads << " vocab_size=" << vocab_size
     << " seq_len=" << seq_len << " classifier=" << (shared_classifier ? "shared" : "separate");
   // What llama2.c files never vary, only when it differs from llama2.c's.
-  if (n_heads <= 0 || head_dim * n_heads != dim) s << " head_dim=" << head_dim;
+  if (n_heads <= 0 || dim % n_heads != 0 || head_dim != dim / n_heads) s << " head_dim=" << head_dim;
   if (context_length != seq_len) s << " context_length=" << context_length;
   if (norm_eps != 1e-5) s << " norm_eps=" << norm_eps;
   if (rope_theta != 10000.0) s << " rope_theta=" << rope_theta;
