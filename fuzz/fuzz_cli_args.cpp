@@ -29,7 +29,9 @@ void check_ranges(const llama::cli::CliOptions& o) {
     FUZZ_CHECK(err.str().empty() && !out.str().empty(), "informational action output");
     return;
   }
-  FUZZ_CHECK(!o.checkpoint.empty(), "accepted without a checkpoint");
+  // --tokenize reads only the tokenizer, so -k alone is a complete request.
+  const bool tokenizer_only = o.action == Action::tokenize && !o.tokenizer.empty();
+  FUZZ_CHECK(tokenizer_only || !o.checkpoint.empty(), "accepted without a checkpoint");
   FUZZ_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "temperature out of range");
   FUZZ_CHECK(o.top_p >= 0 && o.top_p <= 1, "top-p out of range");
   FUZZ_CHECK(o.steps >= 0, "negative steps");

@@ -125,3 +125,15 @@ TEST_CASE("finding: a temperature beyond float range is refused",
                     StartsWith("--temperature"));
   CHECK(llama::cli::parse_cli({"-c", "m.bin", "-t", "3.0e38"}).temperature == 3.0e38f);
 }
+
+TEST_CASE("finding: an empty --tokenizer is refused, with or without a checkpoint",
+          "[robustness][fuzz-finding][cli]") {
+  // fuzz_cli_args: "--tokenize -k ''" was accepted with neither a tokenizer nor a checkpoint.
+  const auto args = args_from_hex(
+      "00000000002d2d746f6b656e697a6500b42d76630062696e002d6b00006572696679742e6f002efe"
+      "fffff16e002d70004f6e6f696e");
+  REQUIRE(args.size() > 8);
+  CHECK_THROWS_WITH(llama::cli::parse_cli(args), StartsWith("--tokenizer"));
+  CHECK_THROWS_WITH(llama::cli::parse_cli({"-c", "m.bin", "-k", ""}), StartsWith("--tokenizer"));
+  CHECK(llama::cli::parse_cli({"--tokenize", "-k", "tok.bin", "-p", "x"}).checkpoint.empty());
+}

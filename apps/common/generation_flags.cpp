@@ -34,6 +34,11 @@ GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm,
   if (g.checkpoint.empty() && checkpoint_required) {
     throw UsageError("--checkpoint: required (-c FILE)");
   }
+  // An empty -k would fall back to the checkpoint's tokenizer.bin, and with --tokenize
+  // there may be no checkpoint at all (fuzz/fuzz_cli_args).
+  if (vm.count("tokenizer") && g.tokenizer.empty()) {
+    throw UsageError("--tokenizer: must name a file or directory, got ''");
+  }
   // Finite as a float too: 1e154 passes as a double and becomes inf (fuzz/fuzz_cli_args).
   if (!std::isfinite(temperature_) || temperature_ < 0 ||
       temperature_ > std::numeric_limits<float>::max()) {
