@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "backend_flags.hpp"
 #include "chat.hpp"
 #include "cli_options.hpp"
 #include "error_report.hpp"
@@ -25,12 +26,6 @@ namespace llama::cli {
 namespace {
 
 constexpr const char* kProgram = "llama-cli";
-
-void list_backends(std::ostream& out) {
-  for (const RegistryEntry& e : BackendRegistry::instance().entries()) {
-    out << (e.is_wrapper ? "wrapper " : "backend ") << e.name << "\t" << e.description << "\n";
-  }
-}
 
 int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
   // Chat: the rendered first turn, as the model sees it.
@@ -132,12 +127,14 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
 }
 
 int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& err) {
+  if (o.action == Action::help) {
+    out << o.help_text;
+    return 0;
+  }
+  load_plugins(o.plugins);
   switch (o.action) {
-    case Action::help:
-      out << o.help_text;
-      return 0;
     case Action::version:
-      out << kProgram << " (llama-backends) 0.1.0\n";
+      out << version_line(kProgram) << "\n";
       list_backends(out);
       return 0;
     case Action::list_backends:

@@ -2,6 +2,7 @@
 // list, the tolerance and the output format.
 #include "compare_options.hpp"
 
+#include "backend_flags.hpp"
 #include "usage_message.hpp"
 
 #include <boost/program_options.hpp>
@@ -47,7 +48,8 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
       "tolerance", po::value(&o.tolerance)->value_name("NUM"),
       "largest allowed logit difference relative to the largest |logit| (default 1e-4)")(
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
-      "help,h", "show this help");
+      "version", "print the version and exit")("help,h", "show this help");
+  cli::add_backend_flags(desc, o.plugins);
   std::ostringstream help;
   help << desc;
   o.help_text = help.str();
@@ -63,6 +65,9 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
     o.help = true;
     return o;
   }
+  o.version = vm.count("version") > 0;
+  o.list_backends = vm.count("list-backends") > 0;
+  if (o.version || o.list_backends) return o;
   o.run = generation.finish(vm);
   if (!vm.count("backend")) throw cli::UsageError("--backend: required (-b BASELINE,OTHER)");
   o.backends = split_backends(backends);

@@ -12,6 +12,9 @@ enum class OutputFormat { text, json };
 
 struct CompareOptions {
   bool help = false;
+  bool version = false;
+  bool list_backends = false;
+  std::vector<std::string> plugins;   // --plugin FILE, in order
   cli::GenerationFlags run;           // checkpoint, tokenizer, prompt, sampling, steps, threads
   std::vector<std::string> backends;  // specs; the first is the baseline
   double tolerance = 1e-4;            // on the relative logit difference

@@ -1,5 +1,7 @@
 // llama-compare: option handling, backend creation, the comparison and its report.
 #include "compare_run.hpp"
+
+#include "backend_flags.hpp"
 #include "error_report.hpp"
 
 #include <ctime>
@@ -19,6 +21,15 @@ namespace {
 constexpr const char* kProgram = "llama-compare";
 
 int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  cli::load_plugins(o.plugins);  // a refused plugin is an error (exit 1), not bad usage
+  if (o.version) {
+    out << cli::version_line(kProgram) << "\n";
+    return 0;
+  }
+  if (o.list_backends) {
+    cli::list_backends(out);
+    return 0;
+  }
   BackendOptions bo;
   bo.threads = o.run.threads;
   std::vector<std::unique_ptr<InferenceBackend>> owned;

@@ -5,6 +5,8 @@
 // only when complete, so a failed run leaves no half-written checkpoint.
 #include "convert_run.hpp"
 #include "convert_gguf.hpp"
+
+#include "backend_flags.hpp"
 #include "error_report.hpp"
 
 #include "usage_message.hpp"
@@ -41,6 +43,7 @@ struct Options {
   std::optional<gguf::OutType> gguf;  // --to gguf-*
   std::string tokenizer;              // GGUF: a tokenizer.bin to embed
   bool show_help = false;
+  bool show_version = false;
 };
 
 Options parse(const std::vector<std::string>& args) {
@@ -57,7 +60,8 @@ Options parse(const std::vector<std::string>& args) {
       "group-size", po::value(&group_size)->value_name("N"),
       "v2: values per scale (default 64); halved until it divides dim and hidden_dim")(
       "tokenizer,k", po::value(&o.tokenizer)->value_name("FILE"),
-      "gguf-*: a tokenizer.bin to embed as the file's vocabulary")("help,h", "show this help");
+      "gguf-*: a tokenizer.bin to embed as the file's vocabulary")(
+      "version", "print the version and exit")("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&o.input))("output", po::value(&o.output));
   po::options_description all;
@@ -75,8 +79,9 @@ Options parse(const std::vector<std::string>& args) {
   } catch (const po::error& e) {
     throw UsageError(cli::usage_message(e, args));
   }
-  if (vm.count("help")) {
-    o.show_help = true;
+  if (vm.count("help") || vm.count("version")) {
+    o.show_help = vm.count("help") > 0;
+    o.show_version = !o.show_help;
     return o;
   }
   if (o.input.empty() || o.output.empty()) throw UsageError("IN and OUT are required");
@@ -180,6 +185,10 @@ int run_convert(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   if (options.show_help) {
     out << options.help;
+    return 0;
+  }
+  if (options.show_version) {
+    out << cli::version_line(kProgram) << "\n";
     return 0;
   }
   return cli::run_reporting_errors(kProgram, err, [&] { return convert(options, out); });

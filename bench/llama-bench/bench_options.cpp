@@ -2,6 +2,7 @@
 // comma-separated (-b blas,graph -j 1,2) or repeated (-c A -c B).
 #include "bench_options.hpp"
 
+#include "backend_flags.hpp"
 #include "usage_message.hpp"
 
 #include <boost/program_options.hpp>
@@ -82,7 +83,9 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       "bandwidth-mib", po::value(&o.bandwidth_mib)->value_name("NUM"),
       "buffer for the read-bandwidth roofline, MiB (default 1024)")(
       "sgemm-n", po::value(&o.sgemm_n)->value_name("NUM"),
-      "matrix size for the sgemm roofline (default 2048)")("help,h", "show this help");
+      "matrix size for the sgemm roofline (default 2048)")("version", "print the version and exit")(
+      "help,h", "show this help");
+  cli::add_backend_flags(desc, o.plugins);
   po::options_description hidden;
   hidden.add_options()("run-config", "child mode: run one configuration, print JSON");
   po::options_description all;
@@ -101,6 +104,10 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   }
   if (vm.count("help")) {
     o.action = BenchAction::help;
+    return o;
+  }
+  if (vm.count("version") || vm.count("list-backends")) {
+    o.action = vm.count("version") ? BenchAction::version : BenchAction::list_backends;
     return o;
   }
   if (vm.count("run-config")) o.action = BenchAction::child;
@@ -149,23 +156,28 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
 
 std::vector<std::string> child_arguments(const BenchOptions& o, const std::string& checkpoint,
                                          const std::string& backend, int threads, int64_t depth) {
-  return {"--run-config",
-          "-c",
-          checkpoint,
-          "-b",
-          backend,
-          "-j",
-          std::to_string(threads),
-          "-p",
-          std::to_string(o.prompt_tokens),
-          "-n",
-          std::to_string(o.decode_tokens),
-          "-d",
-          std::to_string(depth),
-          "-r",
-          std::to_string(o.repetitions),
-          "--warmup",
-          std::to_string(o.warmup)};
+  std::vector<std::string> args = {"--run-config",
+                                   "-c",
+                                   checkpoint,
+                                   "-b",
+                                   backend,
+                                   "-j",
+                                   std::to_string(threads),
+                                   "-p",
+                                   std::to_string(o.prompt_tokens),
+                                   "-n",
+                                   std::to_string(o.decode_tokens),
+                                   "-d",
+                                   std::to_string(depth),
+                                   "-r",
+                                   std::to_string(o.repetitions),
+                                   "--warmup",
+                                   std::to_string(o.warmup)};
+  for (const std::string& plugin : o.plugins) {
+    args.push_back("--plugin");
+    args.push_back(plugin);
+  }
+  return args;
 }
 
 }  // namespace llama::bench

@@ -11,18 +11,19 @@
 namespace llama::bench {
 
 enum class ReportFormat { md, json, csv };
-enum class BenchAction { run, help, child, render };
+enum class BenchAction { run, help, version, list_backends, child, render };
 
 struct BenchOptions {
   BenchAction action = BenchAction::run;
   std::vector<std::string> checkpoints;
   std::vector<std::string> backends{"blas"};
-  std::vector<int> threads;     // default: every core
-  int64_t prompt_tokens = 128;  // -p: prefill through forward_batch
-  int64_t decode_tokens = 64;   // -n: decode from position 0
-  int64_t depth = 0;            // -d: decode again after this many positions (0: skip)
-  int64_t repetitions = 5;      // -r: measured repetitions after the warm-up
-  int64_t warmup = 1;           // untimed repetitions first
+  std::vector<std::string> plugins;  // --plugin FILE, in order; children get them too
+  std::vector<int> threads;          // default: every core
+  int64_t prompt_tokens = 128;       // -p: prefill through forward_batch
+  int64_t decode_tokens = 64;        // -n: decode from position 0
+  int64_t depth = 0;                 // -d: decode again after this many positions (0: skip)
+  int64_t repetitions = 5;           // -r: measured repetitions after the warm-up
+  int64_t warmup = 1;                // untimed repetitions first
   ReportFormat format = ReportFormat::md;
   std::string plot_path;         // empty: no plot
   std::string from_json;         // render: a saved --format json report

@@ -17,11 +17,13 @@
 #include <sstream>
 #include <thread>
 
+#include "backend_flags.hpp"
 #include "bench_options.hpp"
 #include "child_process.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "llama/version.hpp"
 #include "measure.hpp"
 #include "model_cost.hpp"
 #include "plot.hpp"
@@ -51,6 +53,7 @@ int run_child(const BenchOptions& o, std::ostream& out) {
   RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0],  o.prompt_tokens,
                o.decode_tokens,  o.depth,       o.repetitions, o.warmup};
   try {
+    cli::load_plugins(o.plugins);
     out << run_configuration(spec).dump() << "\n";
     return 0;
   } catch (const Error& e) {
@@ -227,7 +230,7 @@ int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
   const unsigned hw = std::thread::hardware_concurrency();
   const json report{
       {"program", kProgram},
-      {"version", "0.1.0"},
+      {"version", LLAMA_BACKENDS_VERSION},
       {"settings", settings_json(o)},
       {"machine", {{"cpu", cpu_model()}, {"cores", hw}, {"openblas_core", openblas_core_name()}}},
       {"rooflines", rooflines},
@@ -256,7 +259,17 @@ int run_bench(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (o.action == BenchAction::child) return run_child(o, out);
   return cli::run_reporting_errors(kProgram, err, [&] {
-    return o.action == BenchAction::render ? render_saved(o, out) : run_parent(o, out, err);
+    if (o.action == BenchAction::render) return render_saved(o, out);
+    cli::load_plugins(o.plugins);
+    if (o.action == BenchAction::version) {
+      out << cli::version_line(kProgram) << "\n";
+      return 0;
+    }
+    if (o.action == BenchAction::list_backends) {
+      cli::list_backends(out);
+      return 0;
+    }
+    return run_parent(o, out, err);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "backend_flags.hpp"
 #include "checkpoint_writer.hpp"
 #include "error_report.hpp"
 #include "llama/error.hpp"
@@ -18,6 +19,10 @@ int run(const llama::bench::MkmodelOptions& o) {
   using namespace llama::bench;
   if (o.action == MkmodelAction::help) {
     std::cout << o.help_text;
+    return 0;
+  }
+  if (o.action == MkmodelAction::version) {
+    std::cout << llama::cli::version_line(kProgram) << "\n";
     return 0;
   }
   if (o.action == MkmodelAction::list_shapes) {

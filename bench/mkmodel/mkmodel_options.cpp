@@ -48,7 +48,8 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
   desc.add_options()("classifier", po::value(&classifier)->value_name("shared|separate"),
                      "classifier storage (default: the shape's, else shared)")(
       "seed,r", po::value(&seed)->value_name("NUM"), "random seed (default 42)")(
-      "list-shapes", "list the named shapes and exit")("help,h", "show this help");
+      "list-shapes", "list the named shapes and exit")("version", "print the version and exit")(
+      "help,h", "show this help");
   std::ostringstream help;
   help << desc;
   o.help_text = help.str();
@@ -62,6 +63,10 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
   }
   if (vm.count("help")) {
     o.action = MkmodelAction::help;
+    return o;
+  }
+  if (vm.count("version")) {
+    o.action = MkmodelAction::version;
     return o;
   }
   if (vm.count("list-shapes")) {

@@ -11,7 +11,7 @@
 
 namespace llama::bench {
 
-enum class MkmodelAction { write, help, list_shapes };
+enum class MkmodelAction { write, help, version, list_shapes };
 
 struct MkmodelOptions {
   MkmodelAction action = MkmodelAction::write;

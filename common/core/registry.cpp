@@ -1,16 +1,19 @@
-// BackendRegistry: the project's one piece of global mutable state.
+// BackendRegistry: the project's one piece of global mutable state (the backends,
+// wrappers and plugins of this process).
 #include "llama/registry.hpp"
 
+#include <set>
+
 #include "llama/error.hpp"
+#include "llama/plugins/plugin.hpp"
 
 namespace llama {
 namespace {
 
-void check_name(const std::string& name, const std::map<std::string, std::string>& taken) {
+void check_well_formed(const std::string& name) {
   if (name.empty() || name.find(':') != std::string::npos || name.find(',') != std::string::npos) {
     throw Error("backend name '" + name + "' must be non-empty without ':' or ','");
   }
-  if (taken.count(name) != 0) throw Error("backend name '" + name + "' is already registered");
 }
 
 }  // namespace
@@ -20,18 +23,57 @@ BackendRegistry& BackendRegistry::instance() {
   return registry;
 }
 
+void BackendRegistry::check_available(const std::string& name) const {
+  check_well_formed(name);
+  if (descriptions_.count(name) == 0) return;
+  const auto origin = origins_.find(name);
+  throw Error("backend name '" + name + "' is already registered (" +
+              (origin == origins_.end() ? std::string("built in") : "by plugin " + origin->second) +
+              ")");
+}
+
 void BackendRegistry::add_backend(const std::string& name, const std::string& description,
                                   BackendFactory factory) {
-  check_name(name, descriptions_);
+  if (capture_ != nullptr) return capture_->add_backend(name, description, std::move(factory));
+  check_available(name);
   backends_[name] = std::move(factory);
   descriptions_[name] = description;
 }
 
 void BackendRegistry::add_wrapper(const std::string& name, const std::string& description,
                                   WrapperFactory factory) {
-  check_name(name, descriptions_);
+  if (capture_ != nullptr) return capture_->add_wrapper(name, description, std::move(factory));
+  check_available(name);
   wrappers_[name] = std::move(factory);
   descriptions_[name] = description;
+}
+
+void BackendRegistry::add_plugin(LoadedPlugin plugin, const PluginRegistrar& registered) {
+  if (plugin.name.empty()) throw Error("the plugin's name is empty");
+  for (const LoadedPlugin& p : plugins_) {
+    if (p.name == plugin.name) {
+      throw Error("plugin name '" + plugin.name + "' is already taken by " + p.file);
+    }
+  }
+  std::set<std::string> names;
+  for (const PluginRegistrar::Entry& e : registered.entries()) {
+    check_available(e.name);
+    if (!names.insert(e.name).second) throw Error("registers '" + e.name + "' twice");
+  }
+  plugin.backends.clear();
+  plugin.wrappers.clear();
+  for (const PluginRegistrar::Entry& e : registered.entries()) {
+    if (e.backend) {
+      backends_[e.name] = e.backend;
+      plugin.backends.push_back(e.name);
+    } else {
+      wrappers_[e.name] = e.wrapper;
+      plugin.wrappers.push_back(e.name);
+    }
+    descriptions_[e.name] = e.description;
+    origins_[e.name] = plugin.file;
+  }
+  plugins_.push_back(std::move(plugin));
 }
 
 std::unique_ptr<InferenceBackend> BackendRegistry::create(const std::string& spec,
@@ -61,7 +103,9 @@ bool BackendRegistry::contains(const std::string& name) const {
 std::vector<RegistryEntry> BackendRegistry::entries() const {
   std::vector<RegistryEntry> out;
   for (const auto& [name, description] : descriptions_) {
-    out.push_back({name, description, wrappers_.count(name) != 0});
+    const auto origin = origins_.find(name);
+    out.push_back({name, description, wrappers_.count(name) != 0,
+                   origin == origins_.end() ? std::string() : origin->second});
   }
   return out;
 }
