@@ -143,6 +143,7 @@ TEST_CASE("every app that takes -b refuses each broken plugin with one line and 
       {"llama-cli", LLAMA_CLI_PATH},
       {"llama-compare", LLAMA_COMPARE_PATH},
       {"llama-bench", LLAMA_BENCH_PATH},
+      {"llama-conformance", LLAMA_CONFORMANCE_PATH},
   };
   for (const Refusal& r : refusals()) {
     for (const auto& [name, path] : apps) {

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "conformance_checks.hpp"
+#include "conformance_data.hpp"
+#include "conformance_shapes.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
@@ -12,6 +14,15 @@
 using namespace llama;
 using namespace llama::conformance;
 using Catch::Matchers::Contains;
+
+namespace {
+
+const ConformanceData& data() {
+  static const ConformanceData d({LLAMA_MODELS_DIR, LLAMA_REFERENCE_DIR});
+  return d;
+}
+
+}  // namespace
 
 TEST_CASE("every registered backend has a conformance suite", "[conformance-selftest]") {
   std::istringstream in(LLAMA_CONFORMANCE_BACKENDS);  // specs given to llama_add_conformance
@@ -41,7 +52,7 @@ TEST_CASE("a backend with noise on one logit fails the reference checks",
   }
   for (const Shape& shape : generated_shapes()) {
     INFO(shape.name);
-    const Checkpoint ck = Checkpoint::open(write_random_checkpoint(shape, 7));
+    const Checkpoint ck = Checkpoint::open(write_random_checkpoint(data(), shape, 7));
     CHECK_FALSE(
         check_logits_match_reference("test-noisy:blas", ck.model(), test_tokens(ck.config(), 4))
             .ok);
@@ -51,7 +62,8 @@ TEST_CASE("a backend with noise on one logit fails the reference checks",
 TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") {
   const Checkpoint s260 = Checkpoint::open(test::model_path("stories260K.bin"));
   const Checkpoint gqa = Checkpoint::open(test::model_path("rand-gqa.bin"));
-  const Checkpoint small = Checkpoint::open(write_random_checkpoint(generated_shapes()[0], 7));
+  const Checkpoint small =
+      Checkpoint::open(write_random_checkpoint(data(), generated_shapes()[0], 7));
   const Model& m = s260.model();
 
   CHECK(check_threads_agree("blas", m).ok);
@@ -73,8 +85,8 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
   const auto cases = test::load_json(test::reference_path("parity.json"));
   const auto& greedy = cases.at(0);  // s260-greedy
   REQUIRE(greedy["temperature"].get<double>() == 0.0);
-  CHECK(check_reference_stream("blas", greedy).ok);
-  const auto stream = check_reference_stream("test-derailed:blas", greedy);
+  CHECK(check_reference_stream(data(), "blas", greedy).ok);
+  const auto stream = check_reference_stream(data(), "test-derailed:blas", greedy);
   CHECK_THAT(stream.failure, Contains("s260-greedy: stream departs from the recorded one at "
                                       "position 11"));
 
@@ -82,8 +94,62 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
   const auto q8_cases = test::load_json(test::reference_path("parity-q8.json"));
   const auto& q8_greedy = q8_cases.at(0);  // q8-gqa-greedy
   REQUIRE(q8_greedy["temperature"].get<double>() == 0.0);
-  CHECK(check_reference_stream("blas", q8_greedy).ok);
-  const auto q8_stream = check_reference_stream("test-derailed:blas", q8_greedy);
+  CHECK(check_reference_stream(data(), "blas", q8_greedy).ok);
+  const auto q8_stream = check_reference_stream(data(), "test-derailed:blas", q8_greedy);
   CHECK_THAT(q8_stream.failure, Contains("q8-gqa-greedy: stream departs from the recorded one at "
                                          "position 11"));
+}
+
+TEST_CASE("llama-conformance reports each failing check and exits 1 on a broken backend",
+          "[conformance-selftest]") {
+  const std::string faults = LLAMA_TEST_FAULTS_PLUGIN;
+  auto conformance = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--plugin", faults, "--models", LLAMA_MODELS_DIR, "--reference",
+                             LLAMA_REFERENCE_DIR});
+    return test::run_program(LLAMA_CONFORMANCE_PATH, args);
+  };
+  const auto noisy = conformance(
+      {"-b", "test-noisy:blas", "--check", "f32/logits-shared", "--check", "f32/batch"});
+  INFO(noisy.out << noisy.err);
+  CHECK(noisy.exit_code == 1);
+  CHECK_THAT(noisy.out, Contains("backend test-noisy:blas (test-noisy from plugin test-faults, "));
+  CHECK_THAT(noisy.out, Contains("FAIL") && Contains("f32/logits-shared") &&
+                            Contains("stories260K.bin: test-noisy:blas against reference on ") &&
+                            Contains("position 0: relative difference"));
+  CHECK_THAT(noisy.out, Contains("PASS") && Contains("f32/batch"));  // the noise is consistent
+  CHECK_THAT(noisy.out,
+             Contains("test-noisy:blas: 1 passed, 1 failed, 0 not claimed: DOES NOT CONFORM\n"));
+
+  const auto derailed = conformance({"-b", "blas,test-derailed:blas", "--check", "f32/streams",
+                                     "--check", "q8_0/streams", "--format", "json"});
+  CHECK(derailed.exit_code == 1);
+  const auto j = nlohmann::json::parse(derailed.out);
+  CHECK(j["ok"] == false);
+  REQUIRE(j["backends"].size() == 2);
+  CHECK(j["backends"][0]["ok"] == true);
+  CHECK(j["backends"][0]["passed"] == 2);
+  const auto& bad = j["backends"][1];
+  CHECK(bad["failed"] == 2);
+  CHECK_THAT(bad["checks"][0]["detail"].get<std::string>(),
+             Contains("s260-greedy: stream departs from the recorded one at position 11"));
+  CHECK_THAT(bad["checks"][1]["detail"].get<std::string>(),
+             Contains("q8-gqa-greedy: stream departs from the recorded one at position 11"));
+
+  const auto good = conformance({"-b", "blas", "--check", "registered"});
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.out, Contains("blas: 1 passed, 0 failed, 0 not claimed: conforms\n"));
+
+  // Bad usage is exit 2 with one line; a missing data directory exit 1.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-b", "nope"}, {"-b", "blas", "--check", "f32/nope"}, {"--check", "registered"}}) {
+    const auto r = conformance(args);
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  const auto missing =
+      test::run_program(LLAMA_CONFORMANCE_PATH, {"-b", "blas", "--models", "/nonexistent-models"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err ==
+        "llama-conformance: --models: /nonexistent-models: no such directory (give --models DIR "
+        "or set LLAMA_MODELS_DIR)\n");
 }

@@ -8,6 +8,9 @@
 #include <functional>
 #include <memory>
 
+#include "conformance_data.hpp"
+#include "conformance_models.hpp"
+#include "conformance_shapes.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
@@ -15,11 +18,15 @@
 #include "llama/sampler.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "logit_diff.hpp"
-#include "test_models.hpp"
-#include "test_support.hpp"
 
 namespace llama::conformance {
 namespace {
+
+std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0) {
+  BackendOptions o;
+  o.threads = threads;
+  return BackendRegistry::instance().create(spec, o);
+}
 
 // Runs `body`, turning any exception into a failure of `r`.
 CheckResult guarded(const std::function<void(CheckResult&)>& body) {
@@ -78,43 +85,37 @@ void expect_error(CheckResult& r, const std::string& what, const std::function<v
   r.fail(what + ": no error");
 }
 
+// A reference case (fields prompt, temperature, top_p, seed, steps) generated on `spec`.
+struct CaseStream {
+  std::vector<int32_t> stream;  // prompt tokens (BOS first) then the sampled ones
+  bool stopped_at_bos = false;
+};
+CaseStream generate_case(const ConformanceData& data, const Checkpoint& ck, const nlohmann::json& c,
+                         const std::string& spec) {
+  // The case's own tokenizer (parity-stories1M.json: tok2048.bin), else Llama 2's.
+  const Tokenizer tok(data.model(c.value("tokenizer", std::string("tokenizer.bin"))),
+                      ck.config().vocab_size);
+  auto backend = make_backend(spec);
+  backend->prepare(ck.model());
+  Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
+                  c["seed"].get<uint64_t>());
+  GenerationOptions g;
+  g.prompt = c["prompt"].get<std::string>();
+  g.steps = c["steps"].get<int64_t>();
+  const GenerationResult result = generate(*backend, ck.config(), tok, sampler, g);
+  CaseStream out{result.prompt_tokens, result.stop_reason == StopReason::bos};
+  out.stream.insert(out.stream.end(), result.generated_tokens.begin(),
+                    result.generated_tokens.end());
+  return out;
+}
+
 }  // namespace
-
-std::vector<Shape> generated_shapes() {
-  return {
-      {"multi-head", {32, 64, 2, 4, 4, 64, 16}},
-      {"grouped-query", {48, 96, 2, 6, 2, 96, 16}},
-      {"multi-query", {32, 80, 2, 4, 1, 64, 16}},
-      {"separate-classifier", {32, 64, 2, 4, 2, -64, 16}},
-      {"odd-sizes", {20, 36, 1, 2, 1, 37, 9}},
-  };
-}
-
-std::string write_random_checkpoint(const Shape& shape, uint64_t seed) {
-  std::vector<std::byte> bytes;
-  for (int32_t v : shape.header) test::append(bytes, v);
-  Rng rng(seed);
-  const int64_t n = test::checkpoint_floats(shape.header);
-  for (int64_t i = 0; i < n; ++i) test::append(bytes, rng.next_f32() - 0.5f);  // in [-0.5, 0.5)
-  const std::string path =
-      test::temp_path("conformance-" + shape.name + "-" + std::to_string(seed) + ".bin");
-  test::write_file(path, bytes);
-  return path;
-}
-
-std::vector<int32_t> test_tokens(const Config& config, int64_t count) {
-  std::vector<int32_t> tokens = {kBosToken};
-  for (int64_t i = 1; i < count; ++i) {
-    tokens.push_back(static_cast<int32_t>((i * 7919 + 13) % config.vocab_size));
-  }
-  return tokens;
-}
 
 CheckResult check_logits_match_reference(const std::string& spec, const Model& model,
                                          std::span<const int32_t> tokens) {
   return guarded([&](CheckResult& r) {
-    auto backend = test::make_backend(spec);
-    auto reference = test::make_backend("reference");
+    auto backend = make_backend(spec);
+    auto reference = make_backend("reference");
     backend->prepare(model);
     reference->prepare(model);
     const std::vector<float> want = run_sequential(*reference, tokens);
@@ -130,10 +131,11 @@ CheckResult check_logits_match_reference(const std::string& spec, const Model& m
   });
 }
 
-CheckResult check_reference_stream(const std::string& spec, const nlohmann::json& c) {
+CheckResult check_reference_stream(const ConformanceData& data, const std::string& spec,
+                                   const nlohmann::json& c) {
   return guarded([&](CheckResult& r) {
-    const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    const test::CaseStream run = test::generate_case(ck, c, spec);
+    const Checkpoint ck = Checkpoint::open(data.model(c["model"].get<std::string>()));
+    const CaseStream run = generate_case(data, ck, c, spec);
     const std::vector<int32_t>& stream = run.stream;
     const auto want = c["stream"].get<std::vector<int32_t>>();
     const auto [got_it, want_it] =
@@ -155,14 +157,14 @@ CheckResult check_prepare_twice(const std::string& spec, const Model& first, con
     const auto tokens_second =
         test_tokens(second.config, std::min<int64_t>(8, second.config.seq_len));
     auto fresh = [&](const Model& m, std::span<const int32_t> tokens) {
-      auto b = test::make_backend(spec);
+      auto b = make_backend(spec);
       b->prepare(m);
       return run_sequential(*b, tokens);
     };
     const std::vector<float> want_first = fresh(first, tokens_first);
     const std::vector<float> want_second = fresh(second, tokens_second);
 
-    auto backend = test::make_backend(spec);
+    auto backend = make_backend(spec);
     backend->prepare(first);
     run_sequential(*backend, tokens_first);
     backend->prepare(first);  // starts over: the same logits again
@@ -181,7 +183,7 @@ CheckResult check_batch_matches_sequential(const std::string& spec, const Model&
   return guarded([&](CheckResult& r) {
     const int64_t vocab = model.config.vocab_size;
     const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
-    auto backend = test::make_backend(spec);
+    auto backend = make_backend(spec);
     backend->prepare(model);
     const std::vector<float> sequential = run_sequential(*backend, tokens);
     const std::span<const float> want(sequential);
@@ -205,11 +207,11 @@ CheckResult check_seq_len_bound(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
     const Config& c = model.config;
     const auto tokens = test_tokens(c, c.seq_len);
-    auto reference = test::make_backend("reference");
+    auto reference = make_backend("reference");
     reference->prepare(model);
     const std::vector<float> want = run_sequential(*reference, tokens);
 
-    auto backend = test::make_backend(spec);
+    auto backend = make_backend(spec);
     expect_error(r, "forward before prepare", [&] { backend->forward(kBosToken, 0); });
     backend->prepare(model);
     expect_error(r, "token -1", [&] { backend->forward(-1, 0); });
@@ -236,7 +238,7 @@ CheckResult check_threads_agree(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
     const auto tokens = test_tokens(model.config, std::min<int64_t>(10, model.config.seq_len));
     auto run = [&](int threads) {
-      auto b = test::make_backend(spec, threads);
+      auto b = make_backend(spec, threads);
       b->prepare(model);
       const auto prompt = b->forward_batch(std::span(tokens).first(4), 0, true);
       std::vector<float> out(prompt.begin(), prompt.end());
@@ -250,9 +252,9 @@ CheckResult check_threads_agree(const std::string& spec, const Model& model) {
 
 CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
-    const Model halves = test::with_halves_layout(model);
+    const Model halves = with_halves_layout(model);
     const auto tokens = test_tokens(model.config, model.config.seq_len);
-    auto backend = test::make_backend(spec);
+    auto backend = make_backend(spec);
     backend->prepare(model);
     const std::vector<float> want = run_sequential(*backend, tokens);
     backend->prepare(halves);

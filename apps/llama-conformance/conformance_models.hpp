@@ -1,4 +1,4 @@
-// In-memory models for tests: any Config (head_dim independent of dim, rope
+// In-memory models for the conformance suite: any Config (head_dim independent of dim, rope
 // scaling, rotation layout) with seeded random f32 weights, without a file
 // format that could hold it; and the same model with its q/k rows permuted
 // for Hugging Face's rotate_half, as HF's converter permutes them.
@@ -10,7 +10,7 @@
 
 #include "llama/model.hpp"
 
-namespace llama::test {
+namespace llama::conformance {
 
 // A model of `config` (validated here) with weights uniform in [-0.5, 0.5)
 // drawn from `seed`; `name` becomes Model::source. The weights own their memory.
@@ -29,4 +29,4 @@ struct NamedConfig {
 // grouped-query heads, theta 500000 with llama3 scaling, linear scaling, another eps.
 std::vector<NamedConfig> variant_configs();
 
-}  // namespace llama::test
+}  // namespace llama::conformance

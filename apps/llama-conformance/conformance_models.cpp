@@ -1,5 +1,5 @@
 // In-memory random models and the rotate_half permutation.
-#include "test_models.hpp"
+#include "conformance_models.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -7,7 +7,7 @@
 #include "llama/error.hpp"
 #include "llama/sampler.hpp"
 
-namespace llama::test {
+namespace llama::conformance {
 namespace {
 
 // Every tensor of a flat-layout model, back to back in one owned buffer.
@@ -178,4 +178,4 @@ std::vector<NamedConfig> variant_configs() {
   return v;
 }
 
-}  // namespace llama::test
+}  // namespace llama::conformance

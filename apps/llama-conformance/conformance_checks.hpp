@@ -1,0 +1,55 @@
+// The conformance checks, as functions that report instead of asserting: llama-conformance
+// runs them on a backend spec ("blas", "counting:graph", a plugin's "eigen"), and the
+// self-test shows each catches a deliberately broken wrapper. "reference" is the oracle.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+
+#include "llama/model.hpp"
+
+namespace llama::conformance {
+
+class ConformanceData;
+
+// Largest logit difference allowed, relative to the largest |reference logit|.
+inline constexpr double kTolerance = 1e-4;
+
+struct CheckResult {
+  bool ok = true;
+  std::string failure;  // the first failure, one line
+
+  void fail(const std::string& why) {
+    if (ok) failure = why;
+    ok = false;
+  }
+};
+
+// Logits at every position of `tokens` (positions 0, 1, ...) against the reference
+// backend, all finite.
+CheckResult check_logits_match_reference(const std::string& spec, const Model& model,
+                                         std::span<const int32_t> tokens);
+// One case of parity.json (fp32, run.c) or parity-q8.json (Q8_0, runq.c) generated on
+// the backend: the recorded stream token for token, and the stop reason.
+CheckResult check_reference_stream(const ConformanceData& data, const std::string& spec,
+                                   const nlohmann::json& parity_case);
+// prepare(first), run, prepare(first), run, prepare(second), run, prepare(first), run:
+// each run equals a fresh backend's.
+CheckResult check_prepare_twice(const std::string& spec, const Model& first, const Model& second);
+// forward_batch (all logits, last logits, from a later start position) against one
+// forward per position.
+CheckResult check_batch_matches_sequential(const std::string& spec, const Model& model);
+// Positions up to seq_len - 1 run; seq_len, a batch crossing it, tokens outside the
+// vocabulary and forward before prepare are llama::Error; the backend is usable after.
+CheckResult check_seq_len_bound(const std::string& spec, const Model& model);
+// 1 thread and 2 threads give the same logits.
+CheckResult check_threads_agree(const std::string& spec, const Model& model);
+// `model` (interleaved rotation pairs) and with_halves_layout(model) (q/k rows for
+// rotate_half) give the same logits on the backend within kLayoutTolerance: only the
+// order of the attention dot products differs.
+inline constexpr double kLayoutTolerance = 1e-5;
+CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model);
+
+}  // namespace llama::conformance

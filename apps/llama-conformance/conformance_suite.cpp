@@ -1,0 +1,270 @@
+// The suite's checks over the shared models, the generated shapes and the reference
+// cases, and the loop that runs them and times each.
+#include "conformance_suite.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "conformance_data.hpp"
+#include "conformance_models.hpp"
+#include "conformance_shapes.hpp"
+#include "llama/error.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/registry.hpp"
+
+namespace llama::conformance {
+namespace {
+
+const std::vector<std::string> kSharedModels = {"stories260K.bin", "rand-gqa.bin", "mini32k.bin"};
+const char* const kQ8Model = "q-gqa.v2.bin";
+constexpr int64_t kSharedPositions = 128;
+
+// The first failure among `items`, each run by `check` and named in the message.
+template <typename Items, typename Check>
+CheckResult each(const Items& items, const Check& check) {
+  CheckResult all;
+  for (const auto& item : items) {
+    const auto [name, r] = check(item);
+    if (!r.ok) all.fail(name + ": " + r.failure);
+  }
+  return all;
+}
+
+CheckResult on_shared_models(const ConformanceData& data,
+                             const std::function<CheckResult(const Checkpoint&)>& check) {
+  return each(kSharedModels, [&](const std::string& file) {
+    const Checkpoint ck = Checkpoint::open(data.model(file));
+    return std::pair{file, check(ck)};
+  });
+}
+
+CheckResult on_shapes(const ConformanceData& data,
+                      const std::function<CheckResult(const Checkpoint&)>& check) {
+  return each(generated_shapes(), [&](const Shape& shape) {
+    const Checkpoint ck = Checkpoint::open(write_random_checkpoint(data, shape, 1234));
+    return std::pair{shape.name, check(ck)};
+  });
+}
+
+CheckResult both(const CheckResult& a, const CheckResult& b) {
+  CheckResult r = a;
+  if (!b.ok) r.fail(b.failure);
+  return r;
+}
+
+CheckResult reference_streams(const ConformanceData& data, const std::string& spec,
+                              const std::string& file, DType dtype, size_t min_cases) {
+  const auto cases = data.cases(file);
+  CheckResult r;
+  if (!cases.is_array() || cases.size() < min_cases) {
+    r.fail(file + ": expected at least " + std::to_string(min_cases) + " cases");
+    return r;
+  }
+  for (const auto& c : cases) {
+    const std::string name = c["name"].get<std::string>();
+    // The cases must exercise the format they stand for.
+    const Checkpoint ck = Checkpoint::open(data.model(c["model"].get<std::string>()));
+    if (!ck.model().weights.dtypes().contains(dtype)) {
+      r.fail(name + ": its model " + c["model"].get<std::string>() + " holds no " +
+             to_string(dtype) + " tensor");
+      continue;
+    }
+    const CheckResult one = check_reference_stream(data, spec, c);
+    if (!one.ok) r.fail(one.failure);
+  }
+  return r;
+}
+
+std::vector<SuiteCheck> make_checks() {
+  using Data = const ConformanceData&;
+  using Spec = const std::string&;
+  const std::string shared = "stories260K.bin, rand-gqa.bin, mini32k.bin";
+  const std::string shapes =
+      "random checkpoints: multi-head, grouped-query, multi-query, separate classifier, odd "
+      "sizes";
+  return {
+      {"registered", "", "the spec creates a backend", "1 and 2 threads",
+       [](Data, Spec spec) {
+         CheckResult r;
+         for (int threads : {1, 2}) {
+           BackendOptions o;
+           o.threads = threads;
+           if (BackendRegistry::instance().create(spec, o) == nullptr) r.fail("no backend");
+         }
+         return r;
+       }},
+      {"f32/logits-shared", "f32", "logits match the reference backend within 1e-4",
+       shared + ": 128 positions each",
+       [](Data data, Spec spec) {
+         return on_shared_models(data, [&](const Checkpoint& ck) {
+           const int64_t n = std::min<int64_t>(ck.config().seq_len, kSharedPositions);
+           return check_logits_match_reference(spec, ck.model(), test_tokens(ck.config(), n));
+         });
+       }},
+      {"f32/logits-shapes", "f32", "logits match the reference backend within 1e-4",
+       shapes + ": every position up to seq_len",
+       [](Data data, Spec spec) {
+         return on_shapes(data, [&](const Checkpoint& ck) {
+           return check_logits_match_reference(spec, ck.model(),
+                                               test_tokens(ck.config(), ck.config().seq_len));
+         });
+       }},
+      {"f32/logits-variants", "f32", "logits match the reference backend within 1e-4",
+       "in-memory models: head_dim above and below dim / n_heads, grouped-query heads, theta "
+       "500000 with llama3 scaling, linear scaling, eps 1e-6; every position up to seq_len",
+       [](Data, Spec spec) {
+         return each(variant_configs(), [&](const NamedConfig& v) {
+           const Model m = random_model(v.config, 99, v.name);
+           return std::pair{v.name, check_logits_match_reference(
+                                        spec, m, test_tokens(m.config, m.config.seq_len))};
+         });
+       }},
+      {"f32/rotation-layouts", "f32",
+       "q/k rows laid out for rotate_half give the interleaved model's logits within 1e-5",
+       "the in-memory variant models, every position up to seq_len",
+       [](Data, Spec spec) {
+         return each(variant_configs(), [&](const NamedConfig& v) {
+           return std::pair{v.name, check_rotation_layouts_agree(
+                                        spec, random_model(v.config, 7, v.name))};
+         });
+       }},
+      {"f32/streams", "f32", "generation reproduces run.c's streams token for token",
+       "every case of parity.json, and its stop reason",
+       [](Data data, Spec spec) {
+         return reference_streams(data, spec, "parity.json", DType::f32, 3);
+       }},
+      {"f32/stories1M-streams", "f32",
+       "generation reproduces run.c's streams of a trained model token for token",
+       "every case of parity-stories1M.json (stories1M.bin, tok2048.bin), and its stop reason",
+       [](Data data, Spec spec) {
+         return reference_streams(data, spec, "parity-stories1M.json", DType::f32, 3);
+       }},
+      {"f32/prepare-again", "f32", "prepare again starts over, with the same or another model",
+       "stories260K.bin and rand-gqa.bin; the first and last generated shapes",
+       [](Data data, Spec spec) {
+         const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
+         const Checkpoint gqa = Checkpoint::open(data.model("rand-gqa.bin"));
+         const auto all = generated_shapes();
+         const Checkpoint a = Checkpoint::open(write_random_checkpoint(data, all.front(), 1234));
+         const Checkpoint b = Checkpoint::open(write_random_checkpoint(data, all.back(), 1234));
+         return both(check_prepare_twice(spec, s260.model(), gqa.model()),
+                     check_prepare_twice(spec, a.model(), b.model()));
+       }},
+      {"f32/batch", "f32", "forward_batch equals one forward per position", shared + "; " + shapes,
+       [](Data data, Spec spec) {
+         auto check = [&](const Checkpoint& ck) {
+           return check_batch_matches_sequential(spec, ck.model());
+         };
+         return both(on_shared_models(data, check), on_shapes(data, check));
+       }},
+      {"f32/bad-calls", "f32", "bad calls are a clean llama::Error and leave the backend usable",
+       "forward before prepare, tokens -1 and vocab_size, position seq_len, a batch crossing "
+       "seq_len; " +
+           shapes,
+       [](Data data, Spec spec) {
+         return on_shapes(
+             data, [&](const Checkpoint& ck) { return check_seq_len_bound(spec, ck.model()); });
+       }},
+      {"f32/threads", "f32", "1 thread and 2 threads give the same logits",
+       shared + "; the grouped-query shape",
+       [](Data data, Spec spec) {
+         auto check = [&](const Checkpoint& ck) { return check_threads_agree(spec, ck.model()); };
+         const Checkpoint gqa =
+             Checkpoint::open(write_random_checkpoint(data, generated_shapes()[1], 1234));
+         return both(on_shared_models(data, check), check(gqa));
+       }},
+      {"q8_0/streams", "q8_0", "generation reproduces runq.c's int8 streams token for token",
+       "every case of parity-q8.json (q-gqa.v2.bin), and its stop reason",
+       [](Data data, Spec spec) {
+         return reference_streams(data, spec, "parity-q8.json", DType::q8_0, 1);
+       }},
+      {"q8_0/logits", "q8_0", "logits match the reference backend within 1e-4",
+       std::string(kQ8Model) + ": 128 positions",
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_logits_match_reference(spec, ck.model(),
+                                             test_tokens(ck.config(), kSharedPositions));
+       }},
+      {"q8_0/batch", "q8_0", "forward_batch equals one forward per position", kQ8Model,
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_batch_matches_sequential(spec, ck.model());
+       }},
+      {"q8_0/prepare-again", "q8_0", "prepare again starts over, with the same or another model",
+       std::string(kQ8Model) + " and itself",
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_prepare_twice(spec, ck.model(), ck.model());
+       }},
+      {"q8_0/bad-calls", "q8_0", "bad calls are a clean llama::Error and leave the backend usable",
+       kQ8Model,
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_seq_len_bound(spec, ck.model());
+       }},
+      {"q8_0/threads", "q8_0", "1 thread and 2 threads give the same logits", kQ8Model,
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_threads_agree(spec, ck.model());
+       }},
+  };
+}
+
+}  // namespace
+
+const std::vector<SuiteCheck>& suite_checks() {
+  static const std::vector<SuiteCheck> checks = make_checks();
+  return checks;
+}
+
+const char* to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::passed:
+      return "passed";
+    case Outcome::failed:
+      return "failed";
+    case Outcome::not_claimed:
+      return "not claimed";
+  }
+  return "?";
+}
+
+int SuiteReport::count(Outcome outcome) const {
+  return static_cast<int>(std::count_if(
+      checks.begin(), checks.end(), [&](const CheckOutcome& c) { return c.outcome == outcome; }));
+}
+
+bool is_check_id(const std::string& id) {
+  const auto& all = suite_checks();
+  return std::any_of(all.begin(), all.end(), [&](const SuiteCheck& c) { return c.id == id; });
+}
+
+SuiteReport run_suite(const ConformanceData& data, const std::string& spec,
+                      const std::vector<std::string>& only,
+                      const std::function<void(const CheckOutcome&)>& progress) {
+  for (const std::string& id : only) {
+    if (!is_check_id(id)) throw Error("no check '" + id + "'");
+  }
+  SuiteReport report{spec, {}};
+  for (const SuiteCheck& check : suite_checks()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), check.id) == only.end()) continue;
+    CheckOutcome outcome{&check, Outcome::passed, "", 0};
+    const auto t0 = std::chrono::steady_clock::now();
+    CheckResult r;
+    try {
+      r = check.run(data, spec);
+    } catch (const std::exception& e) {
+      r.fail(std::string("threw: ") + e.what());
+    }
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.ok) {
+      outcome.outcome = Outcome::failed;
+      outcome.detail = r.failure;
+    }
+    report.checks.push_back(outcome);
+    if (progress) progress(report.checks.back());
+  }
+  return report;
+}
+
+}  // namespace llama::conformance
