@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backend_flags.hpp"
 #include "error_report.hpp"
 #include "generation_flags.hpp"  // resolve_tokenizer_path
 #include "llama/error.hpp"
@@ -36,6 +37,9 @@ struct Options {
   int64_t threads = 0;
   Format format = Format::text;
   bool show_help = false;
+  bool show_version = false;
+  bool list_backends = false;
+  std::vector<std::string> plugins;  // --plugin FILE, in order
 };
 
 Options parse(const std::vector<std::string>& args) {
@@ -56,7 +60,8 @@ Options parse(const std::vector<std::string>& args) {
       "backend,b", po::value(&o.backend)->value_name("NAME"), "backend (default blas)")(
       "threads,j", po::value(&o.threads)->value_name("NUM"), "threads (default: all cores)")(
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
-      "help,h", "show this help");
+      "version", "print the version and exit")("help,h", "show this help");
+  cli::add_backend_flags(desc, o.plugins);
   std::ostringstream help;
   help << desc;
   o.help = help.str();
@@ -71,6 +76,9 @@ Options parse(const std::vector<std::string>& args) {
     o.show_help = true;
     return o;
   }
+  o.show_version = vm.count("version") > 0;
+  o.list_backends = vm.count("list-backends") > 0;
+  if (o.show_version || o.list_backends) return o;
   if (o.checkpoint.empty()) throw cli::UsageError("--checkpoint: required (-c FILE)");
   if (o.file.empty()) throw cli::UsageError("--file: required (-f TEXT)");
   if (vm.count("ctx") && o.ctx < 2) {
@@ -122,6 +130,15 @@ PerplexityProgress progress_printer(std::ostream& err, bool tty) {
 }
 
 int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
+  cli::load_plugins(o.plugins);
+  if (o.show_version) {
+    out << cli::version_line(kProgram) << "\n";
+    return 0;
+  }
+  if (o.list_backends) {
+    cli::list_backends(out);
+    return 0;
+  }
   const Checkpoint ck = Checkpoint::open(o.checkpoint);
   const Config& config = ck.config();
   if (o.ctx > config.seq_len) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend_flags.hpp"
 #include "error_report.hpp"
 #include "llama/chat/json_value.hpp"
 #include "llama/chat/model_template.hpp"
@@ -31,6 +32,7 @@ struct Options {
   bool bos_given = false, eos_given = false;
   bool add_generation_prompt = false;
   bool show_help = false;
+  bool show_version = false;
 };
 
 Options parse(const std::vector<std::string>& args) {
@@ -48,7 +50,8 @@ Options parse(const std::vector<std::string>& args) {
                                     "bos_token (default empty)")(
       "eos-token", po::value(&o.eos_token)->value_name("S"), "eos_token (default empty)")(
       "add-generation-prompt", po::bool_switch(&o.add_generation_prompt),
-      "end with the assistant's turn header")("help,h", "show this help");
+      "end with the assistant's turn header")("version", "print the version and exit")(
+      "help,h", "show this help");
   std::ostringstream help;
   help << desc;
   o.help = help.str();
@@ -59,8 +62,9 @@ Options parse(const std::vector<std::string>& args) {
   } catch (const po::error& e) {
     throw cli::UsageError(cli::usage_message(e, args));
   }
-  if (vm.count("help")) {
-    o.show_help = true;
+  if (vm.count("help") || vm.count("version")) {
+    o.show_help = vm.count("help") > 0;
+    o.show_version = !o.show_help;
     return o;
   }
   o.bos_given = vm.count("bos-token") > 0;
@@ -132,6 +136,10 @@ int run_template(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   if (o.show_help) {
     out << o.help;
+    return 0;
+  }
+  if (o.show_version) {
+    out << cli::version_line(kProgram) << "\n";
     return 0;
   }
   return cli::run_reporting_errors(kProgram, err, [&] { return render(o, out); });
