@@ -36,6 +36,11 @@ install(FILES ${PROJECT_BINARY_DIR}/LlamaBackendsConfig.cmake
 # `cmake --install --prefix DIR` needs no reconfigure.
 file(RELATIVE_PATH LLAMA_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" LLAMA_PC_TO_PREFIX "${LLAMA_PC_TO_PREFIX}")
+# A sanitized build's libraries need the sanitizer runtime in the program too.
+set(LLAMA_PC_LINK_FLAGS "")
+if(LLAMA_SANITIZE)
+  set(LLAMA_PC_LINK_FLAGS " -fsanitize=${LLAMA_SANITIZE}")
+endif()
 configure_file(cmake/llama-backends.pc.in ${PROJECT_BINARY_DIR}/llama-backends.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/llama-backends.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
