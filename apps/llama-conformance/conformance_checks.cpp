@@ -17,6 +17,7 @@
 #include "llama/registry.hpp"
 #include "llama/sampler.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 #include "logit_diff.hpp"
 
 namespace llama::conformance {
@@ -93,8 +94,8 @@ struct CaseStream {
 CaseStream generate_case(const ConformanceData& data, const Checkpoint& ck, const nlohmann::json& c,
                          const std::string& spec) {
   // The case's own tokenizer (parity-stories1M.json: tok2048.bin), else Llama 2's.
-  const Tokenizer tok(data.model(c.value("tokenizer", std::string("tokenizer.bin"))),
-                      ck.config().vocab_size);
+  const auto tok = open_tokenizer(data.model(c.value("tokenizer", std::string("tokenizer.bin"))),
+                                  {.vocab_size = ck.config().vocab_size});
   auto backend = make_backend(spec);
   backend->prepare(ck.model());
   Sampler sampler(ck.config().vocab_size, c["temperature"].get<float>(), c["top_p"].get<float>(),
@@ -102,7 +103,7 @@ CaseStream generate_case(const ConformanceData& data, const Checkpoint& ck, cons
   GenerationOptions g;
   g.prompt = c["prompt"].get<std::string>();
   g.steps = c["steps"].get<int64_t>();
-  const GenerationResult result = generate(*backend, ck.config(), tok, sampler, g);
+  const GenerationResult result = generate(*backend, ck.config(), *tok, sampler, g);
   CaseStream out{result.prompt_tokens, result.stop_reason == StopReason::bos};
   out.stream.insert(out.stream.end(), result.generated_tokens.begin(),
                     result.generated_tokens.end());

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "backend_flags.hpp"
 #include "error_report.hpp"
 #include "llama/error.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
@@ -59,7 +60,7 @@ int run(const std::vector<std::string>& args) {
       "file,f", po::value(&text_path)->value_name("TEXT"), "text to encode")(
       "seconds", po::value(&seconds)->value_name("S"), "encode for at least S seconds (default 2)")(
       "format", po::value(&format)->value_name("text|json"), "output (default text)")(
-      "help,h", "show this help");
+      "version", "print the version and exit")("help,h", "show this help");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -69,6 +70,10 @@ int run(const std::vector<std::string>& args) {
   }
   if (vm.count("help")) {
     std::cout << desc;
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << llama::cli::version_line("llama-tokenizer-bench") << "\n";
     return 0;
   }
   if (tokenizer.empty()) throw llama::cli::UsageError("--tokenizer: required (-k PATH)");

@@ -11,7 +11,7 @@
 #include "llama/plugins/loader.hpp"
 #include "llama/registry.hpp"
 #include "llama/sampler.hpp"
-#include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
 
 int main(int argc, char** argv) {
   int64_t steps = 64;
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     llama::load_plugins_from_environment();
     const llama::Checkpoint checkpoint = llama::Checkpoint::open(argv[1]);
     const llama::Config& config = checkpoint.config();
-    const llama::Tokenizer tokenizer(argv[2], config.vocab_size);
+    const auto tokenizer = llama::open_tokenizer(argv[2], {.vocab_size = config.vocab_size});
     auto backend = llama::BackendRegistry::instance().create(argv[3]);
     backend->prepare(checkpoint.model());
 
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     llama::GenerationOptions options;
     options.prompt = argv[4];
     options.steps = steps;
-    llama::generate(*backend, config, tokenizer, greedy, options,
+    llama::generate(*backend, config, *tokenizer, greedy, options,
                     [](std::string_view piece) { std::cout << piece << std::flush; });
     std::cout << "\n";
     return 0;
