@@ -31,8 +31,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
                                                 "chat: system prompt of the first turn")(
       "chat-template", po::value(&o.chat_template)->value_name("FILE"),
       "chat: render turns with this Jinja template (or a tokenizer_config.json's) instead of "
-      "the model's own")(
-      "verify-checkpoint", "print per-tensor statistics; exit 1 if any value is not finite")(
+      "the model's own")("verify-checkpoint",
+                         "print per-tensor statistics; exit 1 if any value is not finite")(
       "tokenize", "print the prompt's tokens and exit (needs no checkpoint when -k is given)")(
       "no-parse-special", "treat text that spells an added token (<s>, <|eot_id|>) as plain text")(
       "explain", "prepare the backend and print what it built, then exit")(
