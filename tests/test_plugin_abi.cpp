@@ -54,15 +54,17 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
       "InferenceBackend, BackendOptions or llama_plugin_descriptor changed: bump "
       "LLAMA_PLUGIN_PROTOCOL, pin the new layout in tests/test_plugin_abi.cpp and describe "
       "it in docs/backends.md");
-  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 1u);
-  // Protocol 1: slots after the two destructor entries (complete, deleting) at 0 and 8.
+  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 2u);
+  // Protocol 2: slots after the two destructor entries (complete, deleting) at 0 and 8;
+  // protocol 1 had no supported_dtypes, every later slot 8 bytes earlier.
   CHECK(vtable_slot(&InferenceBackend::name) == 16);
-  CHECK(vtable_slot(&InferenceBackend::prepare) == 24);
-  CHECK(vtable_slot(&InferenceBackend::forward) == 32);
-  CHECK(vtable_slot(&InferenceBackend::forward_batch) == 40);
-  CHECK(vtable_slot(&InferenceBackend::describe) == 48);
-  CHECK(vtable_slot(&InferenceBackend::report) == 56);
-  CHECK(declared_virtuals() == 7);        // the destructor and the six above
+  CHECK(vtable_slot(&InferenceBackend::supported_dtypes) == 24);
+  CHECK(vtable_slot(&InferenceBackend::prepare) == 32);
+  CHECK(vtable_slot(&InferenceBackend::forward) == 40);
+  CHECK(vtable_slot(&InferenceBackend::forward_batch) == 48);
+  CHECK(vtable_slot(&InferenceBackend::describe) == 56);
+  CHECK(vtable_slot(&InferenceBackend::report) == 64);
+  CHECK(declared_virtuals() == 8);        // the destructor and the seven above
   CHECK(sizeof(InferenceBackend) == 32);  // vtable pointer, batch_logits_ (std::vector)
   CHECK(sizeof(BackendOptions) == 4);
   CHECK(sizeof(llama_plugin_descriptor) == 40);

@@ -15,6 +15,7 @@ class Renamed final : public InferenceBackend {
   Renamed(std::string name, std::unique_ptr<InferenceBackend> inner)
       : name_(std::move(name)), inner_(std::move(inner)) {}
   std::string name() const override { return name_; }
+  DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
   void prepare(const Model& model) override { inner_->prepare(model); }
   std::span<const float> forward(int32_t token, int64_t pos) override {
     ++forwards_;

@@ -25,7 +25,7 @@
 // The plugin protocol: the descriptor below, PluginRegistrar, BackendOptions and
 // InferenceBackend's layout (its size and virtual functions). Bumped whenever one of
 // them changes; tests/test_plugin_abi.cpp pins the layout it stands for.
-#define LLAMA_PLUGIN_PROTOCOL 1u
+#define LLAMA_PLUGIN_PROTOCOL 2u
 
 #define LLAMA_PLUGIN_STRINGIFY_(x) #x
 #define LLAMA_PLUGIN_STRINGIFY(x) LLAMA_PLUGIN_STRINGIFY_(x)
