@@ -35,7 +35,8 @@ std::string describe_spec(const std::string& spec) {
 }
 
 void write_heading(const std::string& spec, std::ostream& out) {
-  out << "backend " << describe_spec(spec) << "\n";
+  out << "backend " << describe_spec(spec) << ", runs "
+      << BackendRegistry::instance().create(spec)->supported_dtypes().to_string() << "\n";
 }
 
 void write_check_line(const CheckOutcome& c, std::ostream& out) {
@@ -74,6 +75,7 @@ nlohmann::json report_json(const SuiteReport& r) {
   }
   return {{"backend", r.spec},
           {"origin", describe_spec(r.spec)},
+          {"dtypes", r.claimed.to_string()},
           {"passed", r.count(Outcome::passed)},
           {"failed", r.count(Outcome::failed)},
           {"not_claimed", r.count(Outcome::not_claimed)},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "conformance_data.hpp"
 #include "conformance_models.hpp"
@@ -75,6 +76,72 @@ CheckResult reference_streams(const ConformanceData& data, const std::string& sp
   return r;
 }
 
+// The dtype a check's `format` names ("f32", "q8_0"), or none for "".
+std::optional<DType> format_dtype(const std::string& format) {
+  for (DType d : DTypeSet::all().list()) {
+    if (format == to_string(d)) return d;
+  }
+  return std::nullopt;
+}
+
+DTypeSet claimed_dtypes(const std::string& spec) {
+  return BackendRegistry::instance().create(spec)->supported_dtypes();
+}
+
+// The first dtype of `model`'s tensors that `claimed` lacks.
+std::optional<DType> unclaimed_dtype(const Model& model, DTypeSet claimed) {
+  for (DType d : model.weights.dtypes().list()) {
+    if (!claimed.contains(d)) return d;
+  }
+  return std::nullopt;
+}
+
+// For each model (one per dtype the suite has models for) holding a dtype the backend
+// does not claim: prepare throws llama::Error with a one-line message naming the dtype,
+// and the backend then still runs a model it claims.
+CheckResult check_unclaimed_refused(const ConformanceData& data, const std::string& spec) {
+  const DTypeSet claimed = claimed_dtypes(spec);
+  const Checkpoint f32 = Checkpoint::open(data.model("stories260K.bin"));
+  const Checkpoint q8 = Checkpoint::open(data.model(kQ8Model));
+  const Model* usable = nullptr;
+  for (const Checkpoint* ck : {&f32, &q8}) {
+    if (!usable && !unclaimed_dtype(ck->model(), claimed)) usable = &ck->model();
+  }
+  CheckResult r;
+  for (const Checkpoint* ck : {&f32, &q8}) {
+    const Model& m = ck->model();
+    const std::optional<DType> missing = unclaimed_dtype(m, claimed);
+    if (!missing) continue;
+    const std::string what = m.source + " (" + m.weights.dtypes().to_string() + ")";
+    auto backend = BackendRegistry::instance().create(spec);
+    try {
+      backend->prepare(m);
+      r.fail(what + ": prepare accepted a model holding " + to_string(*missing) +
+             ", which the backend does not claim");
+      continue;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      if (message.find('\n') != std::string::npos ||
+          message.find(to_string(*missing)) == std::string::npos) {
+        r.fail(what + ": the refusal is not one line naming " + to_string(*missing) + ": " +
+               message);
+      }
+    } catch (const std::exception& e) {
+      r.fail(what + ": prepare threw something other than llama::Error: " + e.what());
+      continue;
+    }
+    if (usable == nullptr) continue;
+    try {
+      backend->prepare(*usable);
+      backend->forward(1, 0);
+    } catch (const std::exception& e) {
+      r.fail(what + ": after the refusal the backend does not run " + usable->source + ": " +
+             e.what());
+    }
+  }
+  return r;
+}
+
 std::vector<SuiteCheck> make_checks() {
   using Data = const ConformanceData&;
   using Spec = const std::string&;
@@ -93,6 +160,10 @@ std::vector<SuiteCheck> make_checks() {
          }
          return r;
        }},
+      {"unclaimed-refused", "",
+       "prepare refuses a model of a dtype the backend does not claim with one line",
+       "stories260K.bin (f32) and q-gqa.v2.bin (q8_0), each where a dtype is not claimed",
+       [](Data data, Spec spec) { return check_unclaimed_refused(data, spec); }},
       {"f32/logits-shared", "f32", "logits match the reference backend within 1e-4",
        shared + ": 128 positions each",
        [](Data data, Spec spec) {
@@ -124,8 +195,8 @@ std::vector<SuiteCheck> make_checks() {
        "the in-memory variant models, every position up to seq_len",
        [](Data, Spec spec) {
          return each(variant_configs(), [&](const NamedConfig& v) {
-           return std::pair{v.name, check_rotation_layouts_agree(
-                                        spec, random_model(v.config, 7, v.name))};
+           return std::pair{v.name,
+                            check_rotation_layouts_agree(spec, random_model(v.config, 7, v.name))};
          });
        }},
       {"f32/streams", "f32", "generation reproduces run.c's streams token for token",
@@ -245,10 +316,18 @@ SuiteReport run_suite(const ConformanceData& data, const std::string& spec,
   for (const std::string& id : only) {
     if (!is_check_id(id)) throw Error("no check '" + id + "'");
   }
-  SuiteReport report{spec, {}};
+  SuiteReport report{spec, claimed_dtypes(spec), {}};
   for (const SuiteCheck& check : suite_checks()) {
     if (!only.empty() && std::find(only.begin(), only.end(), check.id) == only.end()) continue;
     CheckOutcome outcome{&check, Outcome::passed, "", 0};
+    const std::optional<DType> dtype = format_dtype(check.format);
+    if (dtype && !report.claimed.contains(*dtype)) {
+      outcome.outcome = Outcome::not_claimed;
+      outcome.detail = spec + " runs " + report.claimed.to_string() + ", not " + check.format;
+      report.checks.push_back(outcome);
+      if (progress) progress(report.checks.back());
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     CheckResult r;
     try {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "conformance_checks.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama::conformance {
 
@@ -37,13 +38,16 @@ struct CheckOutcome {
 
 struct SuiteReport {
   std::string spec;
+  DTypeSet claimed;  // what the backend's supported_dtypes() says it runs
   std::vector<CheckOutcome> checks;
   int count(Outcome outcome) const;
   bool ok() const { return count(Outcome::failed) == 0 && count(Outcome::passed) > 0; }
 };
 
 // Runs the checks whose id is in `only` (all when empty) on `spec`, calling `progress`
-// after each; throws Error for an id in `only` that names no check.
+// after each; throws Error for an id in `only` that names no check. A check of a weight
+// format the backend does not claim (supported_dtypes) is not run: it is reported as not
+// claimed, and "unclaimed-refused" checks that prepare refuses such models instead.
 SuiteReport run_suite(const ConformanceData& data, const std::string& spec,
                       const std::vector<std::string>& only,
                       const std::function<void(const CheckOutcome&)>& progress);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "llama/registry.hpp"
+#include "llama/weights.hpp"
 
 namespace {
 
@@ -18,6 +19,8 @@ enum class Fault {
   batch_last_only,        // forward_batch ignores all_logits
   no_seq_len_bound,       // positions >= seq_len return stale logits instead of an error
   derailed,               // at position 10 the argmax moves to another token
+  f32_only,               // not a fault: claims f32 only, and refuses other dtypes
+  accepts_unclaimed,      // claims f32 only, yet prepares a Q8_0 model
 };
 
 class FaultyWrapper final : public InferenceBackend {
@@ -26,9 +29,13 @@ class FaultyWrapper final : public InferenceBackend {
       : inner_(std::move(inner)), fault_(fault), threads_(threads) {}
 
   std::string name() const override { return "faulty:" + inner_->name(); }
-  DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
+  DTypeSet supported_dtypes() const override {
+    if (fault_ == Fault::f32_only || fault_ == Fault::accepts_unclaimed) return {DType::f32};
+    return inner_->supported_dtypes();
+  }
 
   void prepare(const Model& model) override {
+    if (fault_ == Fault::f32_only) require_dtypes(model.weights, name(), supported_dtypes());
     inner_->prepare(model);
     seq_len_ = model.config.seq_len;
     ++prepares_;
@@ -88,6 +95,11 @@ const WrapperRegistrar kBatchLastOnly{"test-batch-last-only",
                                       make_faulty(Fault::batch_last_only)};
 const WrapperRegistrar kNoBound{"test-no-seq-len-bound", "test only: no error past seq_len",
                                 make_faulty(Fault::no_seq_len_bound)};
+const WrapperRegistrar kF32Only{"test-f32-only", "test only: claims and runs f32 only",
+                                make_faulty(Fault::f32_only)};
+const WrapperRegistrar kAcceptsUnclaimed{"test-accepts-unclaimed",
+                                         "test only: claims f32 only, prepares Q8_0 anyway",
+                                         make_faulty(Fault::accepts_unclaimed)};
 const WrapperRegistrar kDerailed{"test-derailed", "test only: another argmax at position 10",
                                  make_faulty(Fault::derailed)};
 

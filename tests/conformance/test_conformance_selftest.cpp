@@ -135,6 +135,26 @@ TEST_CASE("llama-conformance reports each failing check and exits 1 on a broken 
   CHECK_THAT(bad["checks"][1]["detail"].get<std::string>(),
              Contains("q8-gqa-greedy: stream departs from the recorded one at position 11"));
 
+  // A backend that claims f32 only: its Q8_0 checks are not claimed, never passed, and it
+  // must refuse the Q8_0 model; one that claims f32 only yet prepares Q8_0 fails.
+  const auto f32_only =
+      conformance({"-b", "test-f32-only:blas", "--check", "unclaimed-refused", "--check",
+                   "f32/streams", "--check", "q8_0/streams", "--check", "q8_0/logits"});
+  INFO(f32_only.out << f32_only.err);
+  CHECK(f32_only.exit_code == 0);
+  CHECK_THAT(f32_only.out, Contains("backend test-f32-only:blas (") && Contains("), runs f32\n"));
+  CHECK_THAT(f32_only.out, Contains("NOT CLAIMED q8_0/streams") &&
+                               Contains("test-f32-only:blas runs f32, not q8_0"));
+  CHECK_THAT(f32_only.out,
+             Contains("test-f32-only:blas: 2 passed, 0 failed, 2 not claimed: conforms\n"));
+  const auto accepts = conformance({"-b", "test-accepts-unclaimed:blas", "--check",
+                                    "unclaimed-refused", "--check", "q8_0/streams"});
+  CHECK(accepts.exit_code == 1);
+  CHECK_THAT(accepts.out, Contains("FAIL") && Contains("unclaimed-refused") &&
+                              Contains("q-gqa.v2.bin (f32, q8_0): prepare accepted a model "
+                                       "holding q8_0, which the backend does not claim"));
+  CHECK_THAT(accepts.out, Contains("0 passed, 1 failed, 1 not claimed: DOES NOT CONFORM\n"));
+
   const auto good = conformance({"-b", "blas", "--check", "registered"});
   CHECK(good.exit_code == 0);
   CHECK_THAT(good.out, Contains("blas: 1 passed, 0 failed, 0 not claimed: conforms\n"));
