@@ -122,7 +122,7 @@ GenerationResult generate(InferenceBackend& backend, const Config& config,
 
   // run.c prints each forced prompt token after the position before it.
   for (int64_t i = 1; i <= std::min(steps, n_prompt - 1); ++i) {
-    if (prompt[static_cast<size_t>(i)] == bos) {
+    if (options.stop_at_bos && prompt[static_cast<size_t>(i)] == bos) {
       result.stop_reason = StopReason::bos;
       print(stream->finish());
       return result;
@@ -144,7 +144,7 @@ GenerationResult generate(InferenceBackend& backend, const Config& config,
   while (true) {
     std::copy(logits.begin(), logits.end(), scratch.begin());
     const int32_t next = sampler.sample(scratch);
-    if (!options.ignore_eos && next == bos) {
+    if (!options.ignore_eos && options.stop_at_bos && next == bos) {
       result.stop_reason = StopReason::bos;
       break;
     }

@@ -30,6 +30,10 @@ struct GenerationOptions {
   std::vector<std::string> stop;
   // Ids that end generation when sampled (a model's EOS list; not kept).
   std::vector<int32_t> eos;
+  // run.c's rule: a BOS (sampled, or forced inside the prompt) ends generation
+  // (StopReason::bos). Hugging Face models turn it off, as transformers'
+  // generate has no such rule: only their EOS ids (`eos`) stop them.
+  bool stop_at_bos = true;
   // Neither a sampled EOS id nor run.c's sampled BOS ends generation.
   bool ignore_eos = false;
   // Positions available (0: config.seq_len; at most config.seq_len).
