@@ -86,7 +86,7 @@ TEST_CASE("llama-bench runs a tiny model end to end and its JSON has every field
   CHECK(j["rooflines"][1]["threads"] == 2);
 
   const llama::Checkpoint ck = llama::Checkpoint::open(model);
-  const auto cost = llama::bench::ModelCost::of(ck);
+  const auto cost = llama::bench::ModelCost::of(ck.model());
   REQUIRE(j["results"].size() == 4);
   std::set<std::pair<std::string, int>> seen;
   for (const json& res : j["results"]) {
@@ -269,7 +269,7 @@ TEST_CASE("the cost model counts what a token reads and computes", "[bench]") {
   // rand-gqa: dim 48, hidden 128, 3 layers, 6 heads, 2 kv heads (kv_dim 16),
   // vocab 512, seq 256, separate classifier.
   const llama::Checkpoint ck = llama::Checkpoint::open(model_path("rand-gqa.bin"));
-  const auto cost = llama::bench::ModelCost::of(ck);
+  const auto cost = llama::bench::ModelCost::of(ck.model());
   const int64_t per_layer = 2 * 48 * 48 + 2 * 16 * 48 + 3 * 48 * 128;
   CHECK(cost.matmul_parameters == 3 * per_layer + 512 * 48);
   // Every tensor but the embedding table, whose one row is read.
@@ -284,13 +284,13 @@ TEST_CASE("the cost model counts what a token reads and computes", "[bench]") {
 
 TEST_CASE("a failed configuration renders as a full-width error row", "[bench]") {
   const llama::Checkpoint ck = llama::Checkpoint::open(model_path("rand-gqa.bin"));
-  const auto cost = llama::bench::ModelCost::of(ck);
+  const auto cost = llama::bench::ModelCost::of(ck.model());
   llama::bench::BenchOptions o;
   o.checkpoints = {"rand-gqa.bin"};
   o.threads = {1};
   for (int64_t depth : {0, 5}) {
     o.depth = depth;
-    const json model = llama::bench::model_json("rand-gqa.bin", ck, cost);
+    const json model = llama::bench::model_json("rand-gqa.bin", ck.model(), cost);
     const json report{
         {"settings", llama::bench::settings_json(o)},
         {"machine", {{"cpu", "test"}, {"cores", 1}, {"openblas_core", "test"}}},

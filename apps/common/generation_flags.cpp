@@ -1,6 +1,7 @@
 // Declares and validates the generation flags shared by the apps.
 #include "generation_flags.hpp"
 
+#include "llama/formats/hf_checkpoint.hpp"
 #include "seed_flag.hpp"
 
 #include <cmath>
@@ -12,8 +13,9 @@ namespace po = boost::program_options;
 namespace llama::cli {
 
 void GenerationFlagParser::add_to(po::options_description& desc) {
-  desc.add_options()("checkpoint,c", po::value(&flags_.checkpoint)->value_name("FILE"),
-                     "llama2.c checkpoint (required)")(
+  desc.add_options()(
+      "checkpoint,c", po::value(&flags_.checkpoint)->value_name("FILE"),
+      "llama2.c checkpoint, or a Hugging Face directory (or its model.safetensors) (required)")(
       "tokenizer,k", po::value(&flags_.tokenizer)->value_name("FILE"),
       "tokenizer.bin, tokenizer.json or a directory holding tokenizer.json (default: "
       "tokenizer.bin beside the checkpoint, else ./tokenizer.bin)")(
@@ -65,6 +67,8 @@ GenerationFlags GenerationFlagParser::finish(const po::variables_map& vm,
 
 std::string resolve_tokenizer_path(const std::string& checkpoint, const std::string& tokenizer) {
   if (!tokenizer.empty()) return tokenizer;
+  // A Hugging Face checkpoint's tokenizer.json is in its directory.
+  if (looks_like_hf_checkpoint(checkpoint)) return find_hf_files(checkpoint).directory;
   const auto beside = std::filesystem::path(checkpoint).parent_path() / "tokenizer.bin";
   std::error_code ec;
   if (std::filesystem::exists(beside, ec)) return beside.string();

@@ -20,9 +20,9 @@ namespace fs = std::filesystem;
 std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const Tokenizer& tok) {
   // The tokenizer_config.json beside the tokenizer, if any.
   std::optional<chat::ModelChatTemplate> beside;
-  if (!o.tokenizer.empty()) {
+  if (const std::string path = resolve_tokenizer_path(o); !path.empty()) {
     std::error_code ec;
-    const fs::path k(o.tokenizer);
+    const fs::path k(path);
     const fs::path config =
         (fs::is_directory(k, ec) ? k : k.parent_path()) / "tokenizer_config.json";
     const bool hf = fs::is_directory(k, ec) || k.extension() == ".json";

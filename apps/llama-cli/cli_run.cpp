@@ -16,10 +16,10 @@
 #include "error_report.hpp"
 #include "llama/chat.hpp"
 #include "llama/error.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "opened_checkpoint.hpp"
 #include "verify_checkpoint.hpp"
 
 namespace llama::cli {
@@ -65,21 +65,25 @@ nlohmann::json logprobs_json(const std::vector<GeneratedLogprob>& logprobs) {
   return out;
 }
 
-// The model as this run sees it: --ctx-size shortens its context (and so the
-// backend's KV cache), never beyond the model's own.
+// The model as this run sees it: --ctx-size sets its KV cache's positions
+// (a Hugging Face model's default is its context capped at 4096), never beyond
+// the context the model was trained for.
 Model with_context(const Model& model, int64_t ctx_size) {
-  if (ctx_size > model.config.seq_len) {
+  const Config& c = model.config;
+  if (ctx_size > c.context_length) {
     throw Error("--ctx-size: " + std::to_string(ctx_size) +
-                " is larger than the model's context (seq_len " +
-                std::to_string(model.config.seq_len) + ")");
+                " is larger than the model's context (" +
+                (c.context_length == c.seq_len ? "seq_len " : "max_position_embeddings ") +
+                std::to_string(c.context_length) + ")");
   }
   Model m = model;
   if (ctx_size > 0) m.config.seq_len = ctx_size;
   return m;
 }
 
-int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
-                  InferenceBackend& backend, double load_ms, std::ostream& out, std::ostream& err) {
+int generate_text(const CliOptions& o, const OpenedCheckpoint& ck, const Model& model,
+                  const Tokenizer& tok, InferenceBackend& backend, double load_ms,
+                  std::ostream& out, std::ostream& err) {
   const uint64_t seed = o.seed ? *o.seed : static_cast<uint64_t>(std::time(nullptr));
   Sampler sampler(model.config.vocab_size, o.temperature, o.top_p, seed);
   GenerationOptions g;
@@ -91,7 +95,9 @@ int generate_text(const CliOptions& o, const Model& model, const Tokenizer& tok,
   g.ignore_eos = o.control.ignore_eos;
   g.truncation = o.control.truncation;
   g.logprobs = o.control.logprobs;
-  // llama2.c checkpoints carry no EOS ids: run.c's sampled BOS is their end.
+  // llama2.c checkpoints carry no EOS ids: run.c's sampled BOS is their end;
+  // Hugging Face models stop at their EOS ids.
+  ck.set_stopping(g);
   const bool text = o.format == OutputFormat::text;
   const GenerationResult r =
       generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
@@ -149,8 +155,10 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
     return tokenize(o, *open_tokenizer(o.tokenizer), out);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const Checkpoint ck = Checkpoint::open(o.checkpoint);
-  if (o.action == Action::verify_checkpoint) return verify_checkpoint(ck, out);
+  const OpenedCheckpoint ck = OpenedCheckpoint::open(o.checkpoint);
+  if (o.action == Action::verify_checkpoint) {
+    return ck.hf() ? verify_checkpoint(*ck.hf(), out) : verify_checkpoint(*ck.llama2c(), out);
+  }
   const Model model = with_context(ck.model(), o.control.ctx_size);
   const std::unique_ptr<Tokenizer> tokenizer =
       open_tokenizer(resolve_tokenizer_path(o), {.vocab_size = model.config.vocab_size});
@@ -164,6 +172,7 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.action == Action::explain) {
+    if (ck.hf()) out << ck.hf()->describe();
     const std::string d = backend->describe();
     out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
     return 0;
@@ -172,7 +181,7 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
     const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok);
     return run_chat(o, model, tok, *backend, format ? &*format : nullptr, in, out, err);
   }
-  return generate_text(o, model, tok, *backend, load_ms, out, err);
+  return generate_text(o, ck, model, tok, *backend, load_ms, out, err);
 }
 
 }  // namespace

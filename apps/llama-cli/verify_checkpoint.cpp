@@ -1,10 +1,15 @@
-// Per-tensor statistics for --verify-checkpoint, f32 and Q8_0.
+// Per-tensor statistics for --verify-checkpoint: llama2.c f32 and Q8_0,
+// Hugging Face F32/BF16/F16.
 #include "verify_checkpoint.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <string>
+#include <vector>
+
+#include "llama/kernels/dequantize.hpp"
 
 namespace llama::cli {
 namespace {
@@ -69,6 +74,44 @@ int verify_checkpoint(const Checkpoint& ck, std::ostream& out) {
     out << "  Q8_0  scales [" << scales.lo << ", " << scales.hi << "]  dequantized min "
         << values.lo << "  max " << values.hi << "  mean " << values.mean()
         << (finite ? "  finite\n" : "  NOT FINITE\n");
+  }
+  out << (all_finite ? "all values finite\n" : "some values are not finite\n");
+  return all_finite ? 0 : 1;
+}
+
+int verify_checkpoint(const HfModel& hf, std::ostream& out) {
+  out << hf.describe();
+  bool all_finite = true;
+  std::vector<float> row;  // f32 [cols]: one row widened at a time
+  for (const HfTensor& t : hf.checkpoint.tensors()) {
+    const Tensor view = [&] {
+      // The stored dtype, whatever the loader made of it (a view of the file).
+      switch (t.tensor->dtype) {
+        case SafetensorsDtype::BF16:
+          return Tensor::view(t.spec.name, DType::bf16, t.spec.shape, t.tensor->bytes);
+        case SafetensorsDtype::F16:
+          return Tensor::view(t.spec.name, DType::f16, t.spec.shape, t.tensor->bytes);
+        default:
+          return Tensor::view(t.spec.name, DType::f32, t.spec.shape, t.tensor->bytes);
+      }
+    }();
+    Stats s;
+    row.resize(static_cast<size_t>(view.cols()));
+    for (int64_t r = 0; r < view.rows(); ++r) {
+      if (view.dtype == DType::f32) {
+        // dequantize_rows wants f32 views aligned; read the bytes as they lie.
+        for (size_t i = 0; i < row.size(); ++i) {
+          std::memcpy(&row[i], view.data.data() + (static_cast<size_t>(r) * row.size() + i) * 4, 4);
+        }
+      } else {
+        dequantize_rows(view, r, r + 1, row);
+      }
+      for (float v : row) s.add(v);
+    }
+    all_finite = all_finite && s.finite;
+    out << std::left << std::setw(48) << t.spec.name << " " << std::setw(5)
+        << to_string(t.tensor->dtype) << " " << view.shape_string() << "  min " << s.lo << "  max "
+        << s.hi << "  mean " << s.mean() << (s.finite ? "  finite\n" : "  NOT FINITE\n");
   }
   out << (all_finite ? "all values finite\n" : "some values are not finite\n");
   return all_finite ? 0 : 1;

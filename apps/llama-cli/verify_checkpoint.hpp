@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "llama/formats/hf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 
 namespace llama::cli {
@@ -11,5 +12,9 @@ namespace llama::cli {
 // scale range and the dequantized min/max/mean. Returns 1 if any value (or
 // scale) is not finite, else 0.
 int verify_checkpoint(const Checkpoint& ck, std::ostream& out);
+// A Hugging Face checkpoint: its files, config.json as read (defaults named),
+// the Config, then per tensor its HF name, dtype (F32, BF16, F16), shape and
+// min/max/mean of the exactly widened values.
+int verify_checkpoint(const HfModel& hf, std::ostream& out);
 
 }  // namespace llama::cli

@@ -11,9 +11,9 @@
 #include "compare_report.hpp"
 #include "comparison.hpp"
 #include "llama/error.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "opened_checkpoint.hpp"
 
 namespace llama::compare {
 namespace {
@@ -43,7 +43,7 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<InferenceBackend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
 
-  const Checkpoint ck = Checkpoint::open(o.run.checkpoint);
+  const cli::OpenedCheckpoint ck = cli::OpenedCheckpoint::open(o.run.checkpoint);
   const std::unique_ptr<Tokenizer> tokenizer =
       open_tokenizer(cli::resolve_tokenizer_path(o.run.checkpoint, o.run.tokenizer),
                      {.vocab_size = ck.config().vocab_size});
@@ -54,6 +54,10 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   s.temperature = o.run.temperature;
   s.top_p = o.run.top_p;
   s.seed = o.run.seed ? *o.run.seed : static_cast<uint64_t>(std::time(nullptr));
+  GenerationOptions stopping;
+  ck.set_stopping(stopping);
+  s.eos = stopping.eos;
+  s.stop_at_bos = stopping.stop_at_bos;
 
   const Comparison c = compare_backends(backends, ck.model(), tok, s);
   if (o.format == OutputFormat::json)

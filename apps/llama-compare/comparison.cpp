@@ -18,6 +18,8 @@ GenerationResult generate_with(InferenceBackend& backend, const Model& model,
   GenerationOptions g;
   g.prompt = s.prompt;
   g.steps = s.steps;
+  g.eos = s.eos;
+  g.stop_at_bos = s.stop_at_bos;
   return generate(backend, model.config, tokenizer, sampler, g);
 }
 

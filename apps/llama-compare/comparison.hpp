@@ -21,6 +21,10 @@ struct CompareSettings {
   float temperature = 0.0f;
   float top_p = 0.9f;
   uint64_t seed = 1;
+  // The model's stopping rule (OpenedCheckpoint::set_stopping): its EOS ids,
+  // and whether run.c's sampled BOS ends the stream (llama2.c files).
+  std::vector<int32_t> eos;
+  bool stop_at_bos = true;
 };
 
 // One backend against the baseline. Positions are stream indices (BOS = 0).

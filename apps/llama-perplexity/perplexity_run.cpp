@@ -13,11 +13,11 @@
 #include "error_report.hpp"
 #include "generation_flags.hpp"  // resolve_tokenizer_path
 #include "llama/error.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/perplexity.hpp"
 #include "llama/registry.hpp"
-#include "llama/tokenizers/tokenizer.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "llama/tokenizers/tokenizer.hpp"
+#include "opened_checkpoint.hpp"
 #include "usage_error.hpp"
 #include "usage_message.hpp"
 
@@ -51,7 +51,7 @@ Options parse(const std::vector<std::string>& args) {
       "first, whole chunks of --ctx tokens (each starting with BOS), the second half of\n"
       "each chunk scored.\nOptions");
   desc.add_options()("checkpoint,c", po::value(&o.checkpoint)->value_name("FILE"),
-                     "llama2.c checkpoint (required)")(
+                     "llama2.c checkpoint, or a Hugging Face directory (required)")(
       "tokenizer,k", po::value(&o.tokenizer)->value_name("FILE"),
       "tokenizer.bin (default: beside the checkpoint, else ./tokenizer.bin)")(
       "file,f", po::value(&o.file)->value_name("TEXT"), "the text file (required)")(
@@ -139,12 +139,15 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
     cli::list_backends(out);
     return 0;
   }
-  const Checkpoint ck = Checkpoint::open(o.checkpoint);
+  // A Hugging Face model's KV cache holds --ctx positions (its context is the bound).
+  const cli::OpenedCheckpoint ck =
+      cli::OpenedCheckpoint::open(o.checkpoint, o.ctx > 0 ? o.ctx : kDefaultHfContextCap);
   const Config& config = ck.config();
   if (o.ctx > config.seq_len) {
-    throw Error("--ctx: " + std::to_string(o.ctx) +
-                " is larger than the model's context (seq_len " + std::to_string(config.seq_len) +
-                ")");
+    throw Error(
+        "--ctx: " + std::to_string(o.ctx) + " is larger than the model's context (" +
+        (config.context_length == config.seq_len ? "seq_len " : "max_position_embeddings ") +
+        std::to_string(config.context_length) + ")");
   }
   const std::unique_ptr<Tokenizer> tok = open_tokenizer(
       cli::resolve_tokenizer_path(o.checkpoint, o.tokenizer), {.vocab_size = config.vocab_size});

@@ -62,7 +62,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   po::options_description desc(
       "Usage: llama-bench -c CHECKPOINT [-c CHECKPOINT2 ...] [options]\nOptions");
   desc.add_options()("checkpoint,c", po::value(&o.checkpoints)->value_name("FILE"),
-                     "llama2.c checkpoint, repeatable (required)")(
+                     "llama2.c checkpoint or Hugging Face directory, repeatable (required)")(
       "backend,b", po::value(&backends)->value_name("LIST"),
       "comma-separated backends (default blas)")(
       "n-prompt,p", po::value(&o.prompt_tokens)->value_name("NUM"),

@@ -21,11 +21,11 @@
 #include "bench_options.hpp"
 #include "child_process.hpp"
 #include "llama/error.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
 #include "llama/version.hpp"
 #include "measure.hpp"
 #include "model_cost.hpp"
+#include "opened_checkpoint.hpp"
 #include "plot.hpp"
 #include "report.hpp"
 #include "rooflines.hpp"
@@ -78,7 +78,7 @@ struct ModelEntry {
 std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
   std::vector<ModelEntry> models;
   for (const std::string& path : o.checkpoints) {
-    const Checkpoint ck = Checkpoint::open(path);
+    const cli::OpenedCheckpoint ck = cli::OpenedCheckpoint::open(path);
     const int64_t seq = ck.config().seq_len;
     for (auto [v, flag] :
          {std::pair{o.prompt_tokens, "--n-prompt"}, {o.decode_tokens, "--n-gen"}}) {
@@ -87,8 +87,8 @@ std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
                     std::to_string(seq));
       }
     }
-    ModelEntry m{path, {}, ModelCost::of(ck), o.depth};
-    m.model = model_json(path, ck, m.cost);
+    ModelEntry m{path, {}, ModelCost::of(ck.model()), o.depth};
+    m.model = model_json(path, ck.model(), m.cost);
     if (o.depth > 0 && o.depth + o.decode_tokens > seq) {
       m.depth = 0;
       notes.push_back(path + ": decode at depth skipped: --depth + --n-gen " +

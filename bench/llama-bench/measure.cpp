@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "opened_checkpoint.hpp"
 
 namespace llama::bench {
 namespace {
@@ -111,7 +111,7 @@ class Workloads {
 
 nlohmann::json run_configuration(const RunSpec& spec) {
   const auto t0 = Clock::now();
-  const Checkpoint ck = Checkpoint::open(spec.checkpoint);
+  const cli::OpenedCheckpoint ck = cli::OpenedCheckpoint::open(spec.checkpoint);
   const Config& c = ck.config();
   if (spec.prompt_tokens > c.seq_len) {
     throw Error(spec.checkpoint + ": --n-prompt " + std::to_string(spec.prompt_tokens) +

@@ -1,22 +1,19 @@
-// ModelCost from a checkpoint's config and tensor table.
+// ModelCost from a model's config and tensor views, whatever its format.
 #include "model_cost.hpp"
 
 namespace llama::bench {
 
-ModelCost ModelCost::of(const Checkpoint& ck) {
-  const Config& c = ck.config();
+ModelCost ModelCost::of(const Model& model) {
+  const Config& c = model.config;
   ModelCost m;
-  const int64_t per_layer =
-      2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.dim * c.hidden_dim;  // checked by validate
+  const int64_t per_layer = 2 * c.q_dim() * c.dim + 2 * c.kv_dim() * c.dim +
+                            3 * c.dim * c.hidden_dim;  // checked by validate
   m.matmul_parameters = c.n_layers * per_layer + c.vocab_size * c.dim;
-  m.weight_bytes_per_token = ck.weight_bytes();
-  if (!c.shared_classifier) {
+  m.weight_bytes_per_token = model.weights.bytes();
+  if (!model.weights.tied()) {
     // The separate classifier is already counted; the embedding table is not read whole.
-    for (const TensorInfo& t : ck.tensors()) {
-      if (t.name == "token_embedding") {
-        m.weight_bytes_per_token -= static_cast<int64_t>(t.data.size_bytes());
-      }
-    }
+    const Tensor& e = model.weights.token_embedding;
+    m.weight_bytes_per_token -= static_cast<int64_t>(e.data.size() + e.scales.size());
   }
   m.weight_bytes_per_token += c.dim * 4;  // the embedding row
   m.kv_bytes_per_position = 2 * c.n_layers * c.kv_dim() * 4;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/model.hpp"
 
 namespace llama::bench {
 
@@ -19,7 +19,7 @@ struct ModelCost {
   int64_t kv_bytes_per_position = 0;
   int64_t kv_cache_bytes = 0;  // the whole cache: seq_len positions
 
-  static ModelCost of(const Checkpoint& checkpoint);
+  static ModelCost of(const Model& model);
 
   // Mean bytes per token decoding positions [start, start + n): the weights
   // plus keys and values of positions 0..pos for each pos.

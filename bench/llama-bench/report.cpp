@@ -97,8 +97,8 @@ json settings_json(const BenchOptions& o) {
           {"warmup", o.warmup}};
 }
 
-json model_json(const std::string& path, const Checkpoint& ck, const ModelCost& cost) {
-  const Config& c = ck.config();
+json model_json(const std::string& path, const Model& model, const ModelCost& cost) {
+  const Config& c = model.config;
   return {{"checkpoint", path},
           {"name", std::filesystem::path(path).stem().string()},
           {"config",
@@ -112,7 +112,7 @@ json model_json(const std::string& path, const Checkpoint& ck, const ModelCost& 
             {"shared_classifier", c.shared_classifier}}},
           {"parameters", c.parameter_count()},
           {"matmul_parameters", cost.matmul_parameters},
-          {"weight_bytes", ck.weight_bytes()},
+          {"weight_bytes", model.weights.bytes()},
           {"kv_cache_bytes", cost.kv_cache_bytes}};
 }
 

@@ -15,7 +15,7 @@ nlohmann::json roofline_json(const Roofline& r);
 nlohmann::json settings_json(const BenchOptions& o);
 
 // The checkpoint's identity and sizes: path, name, config, parameters, bytes.
-nlohmann::json model_json(const std::string& path, const Checkpoint& ck, const ModelCost& cost);
+nlohmann::json model_json(const std::string& path, const Model& model, const ModelCost& cost);
 
 // One configuration's result from a child's raw samples (see
 // run_configuration), with the roofline fractions of its thread count.

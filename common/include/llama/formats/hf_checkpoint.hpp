@@ -75,6 +75,8 @@ class HfCheckpoint {
   const HfPaths& paths() const { return paths_; }
   const HfConfig& config() const { return config_; }
   const SafetensorsModel& safetensors() const { return *safetensors_; }
+  // Shared, for views that outlive the checkpoint object (the mapping stays).
+  const std::shared_ptr<const SafetensorsModel>& safetensors_ptr() const { return safetensors_; }
   // hf_tensor_specs order, each bound to its safetensors tensor.
   const std::vector<HfTensor>& tensors() const { return tensors_; }
   // The tensor for (role, layer); throws Error if there is none (lm_head when tied).
