@@ -1,8 +1,10 @@
-// llama-convert IN OUT --to v0|v1|v2|gguf-{f32,f16,q8_0,q4_0} [--group-size N]
-// [--tokenizer FILE]: loads any readable checkpoint and writes it as export.py
-// would, or as GGUF (convert_gguf.cpp), reporting each quantized tensor's
-// largest error. The output goes to a temporary file renamed over OUT
-// only when complete, so a failed run leaves no half-written checkpoint.
+// llama-convert IN OUT --to v0|v1|v2|gguf-{f32,f16,q8_0,q4_0}|hf [--group-size N]
+// [--tokenizer FILE] [--dtype f32|bf16|f16]: loads any readable checkpoint (a
+// llama2.c file or a Hugging Face directory) and writes it as export.py would,
+// as GGUF (convert_gguf.cpp) or as a Hugging Face directory, reporting each
+// quantized tensor's largest error. The output goes to a temporary file (or
+// directory) renamed to OUT only when complete, so a failed run leaves no
+// half-written checkpoint.
 #include "convert_run.hpp"
 #include "convert_gguf.hpp"
 
@@ -21,8 +23,10 @@
 #include <sstream>
 
 #include "llama/error.hpp"
+#include "llama/formats/hf_llama2c.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
+#include "llama/tokenizers/llama2c_tokenizer.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -40,27 +44,36 @@ class UsageError : public std::runtime_error {
 struct Options {
   std::string input, output, help;
   WriteOptions write;
-  std::optional<gguf::OutType> gguf;  // --to gguf-*
-  std::string tokenizer;              // GGUF: a tokenizer.bin to embed
+  std::optional<gguf::OutType> gguf;               // --to gguf-*
+  std::string tokenizer;                           // GGUF, HF: a tokenizer.bin to embed / export
+  bool hf = false;                                 // --to hf
+  SafetensorsDtype dtype = SafetensorsDtype::F32;  // --to hf --dtype
   bool show_help = false;
   bool show_version = false;
 };
 
 Options parse(const std::vector<std::string>& args) {
   Options o;
-  std::string to;
+  std::string to, dtype;
   int64_t group_size = 64;
   po::options_description desc(
-      "Usage: llama-convert IN OUT --to v0|v1|v2|gguf-f32|gguf-f16|gguf-q8_0|gguf-q4_0\n"
-      "                     [--group-size N] [--tokenizer FILE]\n"
-      "Rewrites a llama2.c checkpoint (any version) in export.py's layout for version\n"
-      "0 (legacy f32), 1 (\"ak42\" header, f32) or 2 (\"ak42\" header, Q8_0), or as a\n"
-      "llama GGUF file with F32, F16, Q8_0 or Q4_0 matrices (llama.cpp's quantizers).\nOptions");
+      "Usage: llama-convert IN OUT --to v0|v1|v2|gguf-f32|gguf-f16|gguf-q8_0|gguf-q4_0|hf\n"
+      "                     [--group-size N] [--tokenizer FILE] [--dtype f32|bf16|f16]\n"
+      "Rewrites a llama2.c checkpoint (any version) or a Hugging Face directory in\n"
+      "export.py's layout for version 0 (legacy f32), 1 (\"ak42\" header, f32) or 2\n"
+      "(\"ak42\" header, Q8_0), as a llama GGUF file with F32, F16, Q8_0 or Q4_0 matrices\n"
+      "(llama.cpp's quantizers), or (--to hf, from a llama2.c file) as a Hugging Face\n"
+      "directory OUT: config.json, generation_config.json, model.safetensors and, with a\n"
+      "tokenizer.bin, tokenizer.json + tokenizer_config.json. q/k rows are permuted\n"
+      "between llama2.c's interleaved pairs and Hugging Face's rotate_half halves.\nOptions");
   desc.add_options()("to", po::value(&to)->value_name("FORMAT"), "output format (required)")(
       "group-size", po::value(&group_size)->value_name("N"),
       "v2: values per scale (default 64); halved until it divides dim and hidden_dim")(
       "tokenizer,k", po::value(&o.tokenizer)->value_name("FILE"),
-      "gguf-*: a tokenizer.bin to embed as the file's vocabulary")(
+      "gguf-*: a tokenizer.bin to embed as the file's vocabulary; hf: a tokenizer.bin to "
+      "export as tokenizer.json (default: tokenizer.bin beside IN, if there is one)")(
+      "dtype", po::value(&dtype)->value_name("TYPE"),
+      "hf: the weights' dtype, f32 (default), bf16 or f16 (rounded to nearest even)")(
       "version", "print the version and exit")("help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("input", po::value(&o.input))("output", po::value(&o.output));
@@ -99,11 +112,25 @@ Options parse(const std::vector<std::string>& args) {
     o.gguf = gguf::OutType::q8_0;
   else if (to == "gguf-q4_0")
     o.gguf = gguf::OutType::q4_0;
+  else if (to == "hf")
+    o.hf = true;
   else
-    throw UsageError("--to: must be v0, v1, v2, gguf-f32, gguf-f16, gguf-q8_0 or gguf-q4_0, got '" +
-                     to + "'");
-  if (vm.count("tokenizer") && !o.gguf)
-    throw UsageError("--tokenizer: only applies to --to gguf-*");
+    throw UsageError(
+        "--to: must be v0, v1, v2, gguf-f32, gguf-f16, gguf-q8_0, gguf-q4_0 or hf, got '" + to +
+        "'");
+  if (vm.count("tokenizer") && !o.gguf && !o.hf)
+    throw UsageError("--tokenizer: only applies to --to gguf-* and --to hf");
+  if (vm.count("dtype")) {
+    if (!o.hf) throw UsageError("--dtype: only applies to --to hf");
+    if (dtype == "f32")
+      o.dtype = SafetensorsDtype::F32;
+    else if (dtype == "bf16")
+      o.dtype = SafetensorsDtype::BF16;
+    else if (dtype == "f16")
+      o.dtype = SafetensorsDtype::F16;
+    else
+      throw UsageError("--dtype: must be f32, bf16 or f16, got '" + dtype + "'");
+  }
   if (vm.count("group-size") && o.write.format != CheckpointFormat::v2) {
     throw UsageError("--group-size: only applies to --to v2");
   }
@@ -114,12 +141,53 @@ Options parse(const std::vector<std::string>& args) {
   return o;
 }
 
+// A llama2.c file as is; a Hugging Face directory as export.py's version 1.
+Checkpoint open_input(const Options& o) {
+  if (!looks_like_hf_checkpoint(o.input)) return Checkpoint::open(o.input);
+  return hf_to_llama2c(open_hf_model(o.input), o.output);
+}
+
+// --to hf: a directory written beside OUT, renamed to OUT when complete.
+int convert_to_hf(const Options& o, const Checkpoint& in, std::ostream& out) {
+  std::error_code ec;
+  if (fs::exists(o.output, ec)) throw Error(o.output + ": exists; write to a new directory");
+  std::string tokenizer_path = o.tokenizer;
+  if (tokenizer_path.empty()) {
+    const fs::path beside = fs::path(o.input).parent_path() / "tokenizer.bin";
+    if (fs::exists(beside, ec)) tokenizer_path = beside.string();
+  }
+  std::optional<Llama2cTokenizer> tok;
+  if (!tokenizer_path.empty()) tok.emplace(tokenizer_path, in.config().vocab_size);
+  const std::string partial = o.output + ".partial";
+  fs::remove_all(partial, ec);
+  HfDirectoryReport report;
+  try {
+    if (!fs::create_directory(partial, ec)) {
+      throw Error(partial + ": cannot create the directory: " + ec.message());
+    }
+    report = write_hf_directory(in, tok ? &*tok : nullptr, o.dtype, partial);
+    fs::rename(partial, o.output);
+  } catch (...) {
+    fs::remove_all(partial, ec);
+    throw;
+  }
+  out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " (Hugging Face "
+      << to_string(o.dtype) << (tok ? ", tokenizer.json from " + tokenizer_path : ", no tokenizer")
+      << "), " << report.bytes << " bytes\n";
+  for (const std::string& f : report.files) out << "  " << fs::path(f).filename().string() << "\n";
+  return 0;
+}
+
 int convert(const Options& o, std::ostream& out) {
   std::error_code ec;
   if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec)) {
     throw Error(o.output + ": is the input file; write to another path");
   }
-  const Checkpoint in = Checkpoint::open(o.input);
+  if (o.hf && looks_like_hf_checkpoint(o.input)) {
+    throw Error(o.input + ": is a Hugging Face checkpoint already; --to hf reads llama2.c files");
+  }
+  const Checkpoint in = open_input(o);
+  if (o.hf) return convert_to_hf(o, in, out);
   // Beside OUT so that the rename stays on one file system.
   const std::string partial = o.output + ".partial";
   WriteReport report;
