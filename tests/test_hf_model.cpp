@@ -135,7 +135,10 @@ TEST_CASE("bf16 and f16 weights are widened exactly", "[hf][model]") {
 TEST_CASE("hf-parity.json: every stream, argmax and logit on every backend", "[hf][parity]") {
   const nlohmann::json cases = test::load_json(test::reference_path("hf-parity.json"));
   REQUIRE(cases.size() >= 10);
-  const std::string spec = GENERATE(as<std::string>{}, "reference", "blas", "graph");
+  // The built-in backends, and each through a wrapper (the protocol forwards
+  // supported_dtypes and the weights as they are).
+  const std::string spec = GENERATE(as<std::string>{}, "reference", "blas", "graph",
+                                    "counting:graph", "timing:blas");
   for (const nlohmann::json& c : cases) {
     const std::string name = c["name"];
     INFO(spec << " " << name);
