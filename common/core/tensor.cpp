@@ -14,6 +14,10 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"bf16", 1, 2, true},
     {"f16", 1, 2, true},
     {"q8_0", 1, 1, false},  // the int8 values; the f32 scales are apart
+    {"block_q8_0", 32, 34, false},
+    {"q4_0", 32, 18, false},
+    {"q4_k", 256, 144, false},
+    {"q6_k", 256, 210, false},
 }};
 
 int64_t checked_elements(const std::string& name, const std::vector<int64_t>& shape) {

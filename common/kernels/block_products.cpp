@@ -60,6 +60,35 @@ int64_t block_bytes(BlockKind kind) {
   }
 }
 
+std::optional<BlockKind> block_kind(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return BlockKind::f16;
+    case DType::bf16:
+      return BlockKind::bf16;
+    case DType::block_q8_0:
+      return BlockKind::q8_0;
+    case DType::q4_0:
+      return BlockKind::q4_0;
+    case DType::q4_k:
+      return BlockKind::q4_k;
+    case DType::q6_k:
+      return BlockKind::q6_k;
+    case DType::f32:
+    case DType::q8_0:
+      break;
+  }
+  return std::nullopt;
+}
+
+BlockMatrix block_matrix(const Tensor& t) {
+  const std::optional<BlockKind> kind = block_kind(t.dtype);
+  if (!kind) throw Error("tensor " + t.name + ": " + to_string(t.dtype) + " is not a block type");
+  BlockMatrix w{.bytes = t.data, .rows = t.rows(), .cols = t.cols(), .kind = *kind};
+  check_block_matrix(w, "tensor " + t.name);
+  return w;
+}
+
 void check_block_matrix(const BlockMatrix& w, const std::string& what) {
   const int64_t bv = block_values(w.kind);
   if (w.rows < 0 || w.cols <= 0 || w.cols % bv != 0) {

@@ -1,4 +1,4 @@
-// dequantize_rows for every dtype.
+// dequantize_rows for every dtype (GGUF blocks through kernels/blocks.hpp).
 #include "llama/kernels/dequantize.hpp"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "llama/error.hpp"
+#include "llama/kernels/block_products.hpp"
 #include "llama/kernels/half.hpp"
 
 namespace llama {
@@ -54,6 +55,13 @@ void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::s
       }
       return;
     }
+    case DType::block_q8_0:
+    case DType::q4_0:
+    case DType::q4_k:
+    case DType::q6_k:
+      // ggml's dequantize_row_* (kernels/blocks.hpp), checked against it by hash.
+      dequantize_rows(block_matrix(t), row_begin, row_end, out);
+      return;
   }
   throw Error("tensor " + t.name + ": no dequantization for " + to_string(t.dtype));
 }

@@ -25,11 +25,16 @@ enum class DType : uint8_t {
   // and, stored apart, f32 scales [rows * cols / group_size] in `scales`:
   // value i is data[i] * scales[i / group_size]. Every row holds whole groups.
   q8_0,
+  // GGUF's block types, ggml's layouts (kernels/blocks.hpp), read in place:
+  block_q8_0,  // 32 int8 with an f16 scale: 34 bytes per 32 values
+  q4_0,        // 32 4-bit codes with an f16 scale: 18 bytes per 32 values
+  q4_k,        // super-blocks of 256 (8 x 32, 6-bit scales and mins): 144 bytes
+  q6_k,        // super-blocks of 256 (16 x 16, int8 scales): 210 bytes
 };
-inline constexpr int kDTypeCount = 4;
+inline constexpr int kDTypeCount = 8;
 
 struct DTypeInfo {
-  const char* name;      // "f32", "bf16", "f16", "q8_0"
+  const char* name;      // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k"
   int64_t block_values;  // values per block of `data` (1 for the float types and q8_0)
   int64_t block_bytes;   // bytes per block of `data`
   bool is_float;         // f32, bf16, f16: converts to f32 exactly, value by value
@@ -50,7 +55,7 @@ class DTypeSet {
     return *this;
   }
   constexpr bool empty() const { return bits_ == 0; }
-  std::string to_string() const;  // "f32, bf16, f16, q8_0"
+  std::string to_string() const;    // "f32, bf16, f16, q8_0"
   std::vector<DType> list() const;  // in enum order
   static DTypeSet all();            // every dtype the core knows
 

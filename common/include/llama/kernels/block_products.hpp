@@ -15,10 +15,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "llama/kernels/q8.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama {
 
@@ -36,6 +38,14 @@ struct BlockMatrix {
   int64_t row_bytes() const { return cols / block_values(kind) * block_bytes(kind); }
   const std::byte* row(int64_t r) const { return bytes.data() + r * row_bytes(); }
 };
+
+// The kind of a tensor dtype these kernels read in place: f16, bf16 and GGUF's
+// block types (DType::block_q8_0 is BlockKind::q8_0); nullopt for f32 and
+// llama2.c's q8_0 (its scales are stored apart).
+std::optional<BlockKind> block_kind(DType dtype);
+// `t` as a matrix of blocks (a vector is one row), checked as below; throws
+// Error naming the tensor for a dtype without a block kind.
+BlockMatrix block_matrix(const Tensor& t);
 
 // Throws Error naming `what` unless the bytes hold exactly rows x cols values
 // of whole blocks, 2-byte aligned.

@@ -12,8 +12,8 @@ namespace llama {
 
 // Rows [row_begin, row_end) of `t` (a vector is one row) into
 // out[0, (row_end - row_begin) * t.cols()): f32 copied, bf16 and f16 widened,
-// q8_0 as value * scale of its group. Throws Error on a range outside the
-// tensor or an `out` too small.
+// q8_0 as value * scale of its group, GGUF blocks as ggml dequantizes them. Throws Error on a range
+// outside the tensor or an `out` too small.
 void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::span<float> out);
 
 // Every value of `t`: out holds t.elements() floats.
