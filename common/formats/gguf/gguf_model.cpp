@@ -1,0 +1,197 @@
+// A llama GGUF file as the core's Model: Config from the metadata, every
+// tensor a typed view into the mapping (block types read in place).
+#include "llama/formats/gguf_model.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "llama/checked_math.hpp"
+#include "llama/error.hpp"
+#include "llama/formats/gguf_llama.hpp"
+#include "llama/formats/gguf_tokenizer.hpp"
+#include "llama/formats/gguf_types.hpp"
+#include "llama/kernels/dequantize.hpp"
+
+namespace llama::gguf {
+namespace {
+
+DType dtype_of(const Tensor& t) {
+  switch (static_cast<TensorType>(t.type)) {
+    case TensorType::F32:
+      return DType::f32;
+    case TensorType::F16:
+      return DType::f16;
+    case TensorType::BF16:
+      return DType::bf16;
+    case TensorType::Q8_0:
+      return DType::block_q8_0;
+    case TensorType::Q4_0:
+      return DType::q4_0;
+    case TensorType::Q4_K:
+      return DType::q4_k;
+    case TensorType::Q6_K:
+      return DType::q6_k;
+    default:
+      break;  // read_llama refused every other type
+  }
+  throw Error("tensor " + t.name + ": " + type_name(t.type) + " has no core dtype");
+}
+
+llama::Tensor view(const Tensor* t) {
+  return llama::Tensor::view(t->name, dtype_of(*t), t->shape, t->data);
+}
+
+// A token id key: absent -> fallback; outside the vocabulary -> refused.
+int32_t token_id(const File& f, const char* key, int32_t fallback, int64_t vocab) {
+  const std::optional<uint64_t> v = f.optional_uint(key);
+  if (!v) return fallback;
+  if (*v >= static_cast<uint64_t>(vocab)) {
+    throw Error(f.source() + ": " + key + " " + std::to_string(*v) +
+                " is outside the vocabulary of " + std::to_string(vocab) + " tokens");
+  }
+  return static_cast<int32_t>(*v);
+}
+
+void fill_special_ids(const File& f, Config& c) {
+  // llama.cpp's defaults for a `llama` vocabulary without the keys.
+  const bool spm = f.optional_string("tokenizer.ggml.model").value_or("") == "llama";
+  const int32_t bos_default = spm && c.vocab_size > 1 ? 1 : -1;
+  const int32_t eos_default = spm && c.vocab_size > 2 ? 2 : -1;
+  c.bos_id = token_id(f, "tokenizer.ggml.bos_token_id", bos_default, c.vocab_size);
+  c.eos_ids.clear();
+  const int32_t eos = token_id(f, "tokenizer.ggml.eos_token_id", eos_default, c.vocab_size);
+  if (eos >= 0) c.eos_ids.push_back(eos);
+  // Llama 3's <|eot_id|> ends a chat turn: llama.cpp stops at it too.
+  const int32_t eot = token_id(f, "tokenizer.ggml.eot_token_id", -1, c.vocab_size);
+  if (eot >= 0 && eot != eos) c.eos_ids.push_back(eot);
+}
+
+}  // namespace
+
+Model to_model(const File& f) {
+  const LlamaFile m = read_llama(f);
+  Model model;
+  model.source = f.source();
+  Config& c = model.config;
+  c.dim = m.dim;
+  c.hidden_dim = m.hidden_dim;
+  c.n_layers = m.n_layers;
+  c.n_heads = m.n_heads;
+  c.n_kv_heads = m.n_kv_heads;
+  c.vocab_size = m.vocab_size;
+  c.head_dim = m.head_dim;
+  c.context_length = m.context_length;
+  c.seq_len = std::min(m.context_length, kDefaultContext);
+  c.norm_eps = m.norm_eps;
+  c.rope_theta = m.rope_theta;
+  if (m.rope_linear_factor != 1) {
+    c.rope_scaling.type = RopeScalingType::linear;
+    c.rope_scaling.factor = m.rope_linear_factor;
+  }
+  // llama.cpp's converter undoes Hugging Face's q/k permutation, so llama
+  // tensors rotate interleaved pairs (checked against llama.cpp's streams in
+  // tests/test_gguf_parity.cpp).
+  c.rope_layout = RopeLayout::interleaved;
+  c.shared_classifier = m.output == nullptr;
+  fill_special_ids(f, c);
+  c.validate(f.source());
+
+  ModelWeights& w = model.weights;
+  w.token_embedding = view(m.token_embd);
+  w.final_norm = view(m.output_norm);
+  w.classifier = m.output != nullptr ? view(m.output) : w.token_embedding;
+  w.layers.resize(m.layers.size());
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const LlamaLayer& in = m.layers[l];
+    LayerWeights& out = w.layers[l];
+    out.attention_norm = view(in.attn_norm);
+    out.wq = view(in.wq);
+    out.wk = view(in.wk);
+    out.wv = view(in.wv);
+    out.wo = view(in.wo);
+    out.ffn_norm = view(in.ffn_norm);
+    out.w1 = view(in.w1);
+    out.w2 = view(in.w2);
+    out.w3 = view(in.w3);
+  }
+  w.storage = f.storage();
+  validate_weights(w, c, f.source());
+  return model;
+}
+
+GgufModel open_model(const std::string& path) {
+  const File f = File::open(path);
+  GgufModel g;
+  g.version = f.version();
+  g.model = to_model(f);
+  if (has_tokenizer(f)) {
+    g.tokenizer = open_tokenizer(f, g.model.config.vocab_size);
+    if (const auto t = f.optional_string("tokenizer.chat_template")) {
+      g.chat_template.source = std::string(*t);
+      g.chat_template.origin = path + ": tokenizer.chat_template";
+      const Config& c = g.model.config;
+      if (c.bos_id >= 0) g.chat_template.bos_token = std::string(g.tokenizer->piece(c.bos_id));
+      if (!c.eos_ids.empty()) {
+        g.chat_template.eos_token = std::string(g.tokenizer->piece(c.eos_ids.front()));
+      }
+    }
+  }
+  return g;
+}
+
+bool is_gguf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
+}
+
+namespace {
+
+// Owned f32 copies of every tensor, and the file they came from.
+struct F32Copies {
+  std::shared_ptr<const void> source;
+  std::vector<std::vector<float>> tensors;
+};
+
+}  // namespace
+
+Model with_f32_weights(const Model& in) {
+  auto copies = std::make_shared<F32Copies>();
+  copies->source = in.weights.storage;
+  // The views point into the inner vectors' buffers, which stay put as the outer one grows.
+  auto f32 = [&](const llama::Tensor& t) {
+    std::vector<float>& v = copies->tensors.emplace_back(static_cast<size_t>(t.elements()));
+    dequantize(t, v);
+    return llama::Tensor::f32_view(t.name, t.shape, v);
+  };
+  Model out;
+  out.source = in.source;
+  out.config = in.config;
+  ModelWeights& w = out.weights;
+  w.token_embedding = f32(in.weights.token_embedding);
+  w.final_norm = f32(in.weights.final_norm);
+  w.classifier = in.weights.tied() ? w.token_embedding : f32(in.weights.classifier);
+  w.layers.resize(in.weights.layers.size());
+  TransformerWeights& legacy = out.legacy_weights;
+  legacy.layout = WeightLayout::per_layer;
+  legacy.format = WeightFormat::f32;
+  legacy.layers.resize(w.layers.size());
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    for (llama::Tensor LayerWeights::*member : kLayerTensors) {
+      w.layers[l].*member = f32(in.weights.layers[l].*member);
+    }
+    const LayerWeights& L = w.layers[l];
+    legacy.layers[l] =
+        LayerTensors{L.attention_norm.f32(), L.wq.f32(), L.wk.f32(), L.wv.f32(), L.wo.f32(),
+                     L.ffn_norm.f32(),       L.w1.f32(), L.w2.f32(), L.w3.f32()};
+  }
+  legacy.token_embedding = w.token_embedding.f32();
+  legacy.rms_final = w.final_norm.f32();
+  legacy.wcls = w.classifier.f32();
+  w.storage = copies;
+  legacy.storage = copies;
+  return out;
+}
+
+}  // namespace llama::gguf
