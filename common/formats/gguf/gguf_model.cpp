@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <vector>
 
 #include "llama/checked_math.hpp"
@@ -124,6 +126,9 @@ GgufModel open_model(const std::string& path) {
   const File f = File::open(path);
   GgufModel g;
   g.version = f.version();
+  g.alignment = f.alignment();
+  g.file_size = f.file_size();
+  g.name = std::string(f.optional_string("general.name").value_or(""));
   g.model = to_model(f);
   if (has_tokenizer(f)) {
     g.tokenizer = open_tokenizer(f, g.model.config.vocab_size);
@@ -138,6 +143,64 @@ GgufModel open_model(const std::string& path) {
     }
   }
   return g;
+}
+
+const char* gguf_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return "F32";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
+    case DType::block_q8_0:
+      return "Q8_0";
+    case DType::q4_0:
+      return "Q4_0";
+    case DType::q4_k:
+      return "Q4_K";
+    case DType::q6_k:
+      return "Q6_K";
+    case DType::q8_0:
+      break;
+  }
+  return to_string(dtype);  // not a GGUF type: the core's name
+}
+
+std::string describe(const GgufModel& g) {
+  const Model& m = g.model;
+  std::ostringstream s;
+  s << "gguf: " << m.source << " (GGUF v" << g.version << ", alignment " << g.alignment << ", "
+    << g.file_size << " bytes)";
+  if (!g.name.empty()) s << ", general.name \"" << g.name << "\"";
+  s << "\nconfig: " << m.config.to_string() << "\n";
+  std::map<std::string, std::pair<int64_t, int64_t>> by_type;  // name -> tensors, bytes
+  int64_t tensors = 0;
+  m.weights.for_each([&](const llama::Tensor& t) {
+    auto& [n, bytes] = by_type[gguf_type_name(t.dtype)];
+    ++n;
+    bytes += static_cast<int64_t>(t.data.size());
+    ++tensors;
+  });
+  s << "tensors: " << tensors << " (";
+  bool first = true;
+  for (const auto& [type, count] : by_type) {
+    s << (first ? "" : ", ") << count.first << " " << type << " " << count.second << " bytes";
+    first = false;
+  }
+  s << (m.weights.tied() ? "), classifier tied to token_embd\n" : ")\n");
+  s << "tokenizer: "
+    << (g.tokenizer ? g.tokenizer->description() + " (" +
+                          std::to_string(g.tokenizer->vocab_size()) + " tokens, embedded)"
+                    : std::string("none in the file (give one with -k)"))
+    << "\n";
+  s << "chat template: "
+    << (g.chat_template.source.empty()
+            ? std::string("none")
+            : "tokenizer.chat_template (" + std::to_string(g.chat_template.source.size()) +
+                  " bytes)")
+    << "\n";
+  return s.str();
 }
 
 bool is_gguf(const std::string& path) {

@@ -31,11 +31,22 @@ Model to_model(const File& f);
 // What a .gguf file opens into.
 struct GgufModel {
   Model model;
-  std::unique_ptr<Tokenizer> tokenizer;  // the embedded one; nullptr when the file has none
+  std::shared_ptr<const Tokenizer> tokenizer;  // the embedded one; nullptr when the file has none
   // tokenizer.chat_template with the BOS/EOS pieces it renders; source empty when absent.
   chat::ModelChatTemplate chat_template;
-  uint32_t version = 0;  // the GGUF version (2 or 3)
+  uint32_t version = 0;    // the GGUF version (2 or 3)
+  uint64_t alignment = 0;  // general.alignment (32 when absent)
+  uint64_t file_size = 0;  // bytes
+  std::string name;        // general.name; empty when absent
 };
+
+// GGUF's name of a tensor dtype: "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K".
+const char* gguf_type_name(DType dtype);
+
+// What --explain and --verify-checkpoint say of the file, a line each: the
+// file (version, alignment, size, general.name), the config, the tensors by
+// type with their bytes, the tokenizer, the chat template.
+std::string describe(const GgufModel& g);
 
 // Maps `path` and reads it as above, with its tokenizer checked against the
 // vocabulary. Throws Error naming the file.
