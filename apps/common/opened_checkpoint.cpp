@@ -1,23 +1,57 @@
-// OpenedCheckpoint: -c PATH as a llama2.c file or a Hugging Face checkpoint.
+// OpenedCheckpoint: -c PATH as a llama2.c file, a Hugging Face checkpoint or a GGUF.
 #include "opened_checkpoint.hpp"
+
+#include "generation_flags.hpp"
+#include "llama/error.hpp"
 
 namespace llama::cli {
 
 OpenedCheckpoint OpenedCheckpoint::open(const std::string& path, int64_t context_cap) {
   OpenedCheckpoint ck;
+  ck.path_ = path;
   if (looks_like_hf_checkpoint(path)) {
     ck.hf_.emplace(open_hf_model(path, context_cap));
+  } else if (gguf::is_gguf(path)) {
+    ck.gguf_.emplace(gguf::open_model(path));
+    // TRANSITIONAL: until the backends read block dtypes, they run exact f32 copies.
+    ck.gguf_f32_ = gguf::with_f32_weights(ck.gguf_->model);
   } else {
     ck.llama2c_.emplace(Checkpoint::open(path));
   }
   return ck;
 }
 
+const Model& OpenedCheckpoint::model() const {
+  if (hf_) return hf_->model;
+  return gguf_ ? gguf_f32_ : llama2c_->model();
+}
+
 int64_t OpenedCheckpoint::weight_bytes() const {
-  return hf_ ? hf_->checkpoint.weight_bytes() : llama2c_->weight_bytes();
+  if (hf_) return hf_->checkpoint.weight_bytes();
+  return gguf_ ? gguf_->model.weights.bytes() : llama2c_->weight_bytes();
+}
+
+std::shared_ptr<const Tokenizer> OpenedCheckpoint::tokenizer(
+    const std::string& tokenizer_flag) const {
+  if (gguf_ && tokenizer_flag.empty()) {
+    if (!gguf_->tokenizer) {
+      throw Error(model().source + ": holds no tokenizer (tokenizer.ggml.*): give one with -k");
+    }
+    return gguf_->tokenizer;
+  }
+  return open_tokenizer(resolve_tokenizer_path(path_, tokenizer_flag),
+                        {.vocab_size = config().vocab_size});
+}
+
+const chat::ModelChatTemplate* OpenedCheckpoint::chat_template() const {
+  return gguf_ && !gguf_->chat_template.source.empty() ? &gguf_->chat_template : nullptr;
 }
 
 void OpenedCheckpoint::set_stopping(GenerationOptions& g) const {
+  if (gguf_) {
+    g.eos = config().eos_ids;  // run.c's BOS rule stays, as llama.cpp's cases stop at EOS or BOS
+    return;
+  }
   if (!hf_) return;  // run.c's rule: the defaults
   g.eos = config().eos_ids;
   g.stop_at_bos = false;

@@ -17,8 +17,9 @@ namespace llama::cli {
 
 namespace fs = std::filesystem;
 
-std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const Tokenizer& tok) {
-  // The tokenizer_config.json beside the tokenizer, if any.
+std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const Tokenizer& tok,
+                                                    const chat::ModelChatTemplate* embedded) {
+  // The tokenizer_config.json beside the tokenizer, if any; else the checkpoint's own.
   std::optional<chat::ModelChatTemplate> beside;
   if (const std::string path = resolve_tokenizer_path(o); !path.empty()) {
     std::error_code ec;
@@ -28,6 +29,7 @@ std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const T
     const bool hf = fs::is_directory(k, ec) || k.extension() == ".json";
     if (hf && fs::exists(config, ec)) beside = chat::read_tokenizer_config(config.string());
   }
+  if (!beside && embedded != nullptr && !embedded->source.empty()) beside = *embedded;
   chat::ModelChatTemplate t;
   if (!o.chat_template.empty()) {
     if (fs::path(o.chat_template).extension() == ".json") {

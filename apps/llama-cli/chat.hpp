@@ -28,8 +28,11 @@ int run_chat(const CliOptions& options, const Model& model, const Tokenizer& tok
 // beside the tokenizer (-k DIR or DIR/tokenizer.json), else none (run.c's
 // built-in format, as for llama2.c files). bos_token / eos_token come from that
 // tokenizer_config.json, else from the tokenizer's own BOS and EOS pieces.
-std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& options,
-                                                    const Tokenizer& tokenizer);
+// `embedded`: the checkpoint's own template (a GGUF's tokenizer.chat_template),
+// used when neither --chat-template nor a tokenizer_config.json gives one.
+std::optional<chat::TemplateChatFormat> chat_format(
+    const CliOptions& options, const Tokenizer& tokenizer,
+    const chat::ModelChatTemplate* embedded = nullptr);
 
 // The first turn as the model sees it (--tokenize -m chat).
 std::vector<int32_t> first_turn_tokens(const CliOptions& options, const Tokenizer& tokenizer,

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "backend_flags.hpp"
@@ -16,22 +17,25 @@
 #include "error_report.hpp"
 #include "llama/chat.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/gguf_model.hpp"
 #include "llama/generate.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
 #include "opened_checkpoint.hpp"
 #include "verify_checkpoint.hpp"
+#include "verify_gguf.hpp"
 
 namespace llama::cli {
 namespace {
 
 constexpr const char* kProgram = "llama-cli";
 
-int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out) {
+int tokenize(const CliOptions& o, const Tokenizer& tok, std::ostream& out,
+             const chat::ModelChatTemplate* embedded = nullptr) {
   // Chat: the rendered first turn, as the model sees it.
   std::vector<int32_t> tokens;
   if (o.mode == Mode::chat) {
-    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok);
+    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok, embedded);
     tokens = first_turn_tokens(o, tok, format ? &*format : nullptr);
   } else {
     tokens = tok.encode(o.prompt, {.add_special = true, .parse_special = o.parse_special});
@@ -96,7 +100,7 @@ int generate_text(const CliOptions& o, const OpenedCheckpoint& ck, const Model& 
   g.truncation = o.control.truncation;
   g.logprobs = o.control.logprobs;
   // llama2.c checkpoints carry no EOS ids: run.c's sampled BOS is their end;
-  // Hugging Face models stop at their EOS ids.
+  // Hugging Face models stop at their EOS ids, a GGUF at its EOS (and EOT) ids as llama.cpp does.
   ck.set_stopping(g);
   const bool text = o.format == OutputFormat::text;
   const GenerationResult r =
@@ -157,13 +161,14 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   const auto t0 = std::chrono::steady_clock::now();
   const OpenedCheckpoint ck = OpenedCheckpoint::open(o.checkpoint);
   if (o.action == Action::verify_checkpoint) {
-    return ck.hf() ? verify_checkpoint(*ck.hf(), out) : verify_checkpoint(*ck.llama2c(), out);
+    if (ck.hf()) return verify_checkpoint(*ck.hf(), out);
+    return ck.gguf() ? verify_gguf(*ck.gguf(), out) : verify_checkpoint(*ck.llama2c(), out);
   }
   const Model model = with_context(ck.model(), o.control.ctx_size);
-  const std::unique_ptr<Tokenizer> tokenizer =
-      open_tokenizer(resolve_tokenizer_path(o), {.vocab_size = model.config.vocab_size});
+  // A GGUF's own tokenizer unless -k names another.
+  const std::shared_ptr<const Tokenizer> tokenizer = ck.tokenizer(o.tokenizer);
   const Tokenizer& tok = *tokenizer;
-  if (o.action == Action::tokenize) return tokenize(o, tok, out);
+  if (o.action == Action::tokenize) return tokenize(o, tok, out, ck.chat_template());
 
   BackendOptions bo;
   bo.threads = o.threads;
@@ -173,12 +178,13 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.action == Action::explain) {
     if (ck.hf()) out << ck.hf()->describe();
+    if (ck.gguf()) out << gguf::describe(*ck.gguf());
     const std::string d = backend->describe();
     out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
     return 0;
   }
   if (o.mode == Mode::chat) {
-    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok);
+    const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok, ck.chat_template());
     return run_chat(o, model, tok, *backend, format ? &*format : nullptr, in, out, err);
   }
   return generate_text(o, ck, model, tok, *backend, load_ms, out, err);

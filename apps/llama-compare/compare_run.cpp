@@ -44,9 +44,7 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   for (const auto& b : owned) backends.push_back(b.get());
 
   const cli::OpenedCheckpoint ck = cli::OpenedCheckpoint::open(o.run.checkpoint);
-  const std::unique_ptr<Tokenizer> tokenizer =
-      open_tokenizer(cli::resolve_tokenizer_path(o.run.checkpoint, o.run.tokenizer),
-                     {.vocab_size = ck.config().vocab_size});
+  const std::shared_ptr<const Tokenizer> tokenizer = ck.tokenizer(o.run.tokenizer);
   const Tokenizer& tok = *tokenizer;
   CompareSettings s;
   s.prompt = o.run.prompt;

@@ -149,8 +149,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
         (config.context_length == config.seq_len ? "seq_len " : "max_position_embeddings ") +
         std::to_string(config.context_length) + ")");
   }
-  const std::unique_ptr<Tokenizer> tok = open_tokenizer(
-      cli::resolve_tokenizer_path(o.checkpoint, o.tokenizer), {.vocab_size = config.vocab_size});
+  const std::shared_ptr<const Tokenizer> tok = ck.tokenizer(o.tokenizer);
   if (tok->special().bos < 0) throw Error("the tokenizer has no BOS token to start chunks with");
   const std::string text = read_text(o.file);
   // Untrusted text: what spells a special token stays text.
