@@ -1,19 +1,23 @@
 // libFuzzer target: gguf::File::parse on arbitrary bytes (header, metadata of
 // every value type, tensor infos, alignment, data section), then the llama
-// architecture's checks (gguf::read_llama) and its embedded tokenizer (a text
-// encodes to ids inside the vocabulary). Anything accepted must keep its
+// architecture's checks (gguf::read_llama), the Model it opens into (every
+// tensor dequantized) and its embedded tokenizer (a text encodes to ids
+// inside the vocabulary). Anything accepted must keep its
 // views inside the bytes: every value is read through its typed accessors and
 // every tensor byte is touched, so ASan checks them.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "fuzz_check.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_file.hpp"
 #include "llama/formats/gguf_llama.hpp"
+#include "llama/formats/gguf_model.hpp"
 #include "llama/formats/gguf_tokenizer.hpp"
+#include "llama/kernels/dequantize.hpp"
 
 namespace {
 
@@ -81,6 +85,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const llama::gguf::LlamaFile m = llama::gguf::read_llama(f);
     FUZZ_CHECK(static_cast<int64_t>(m.layers.size()) == m.n_layers, "layer count");
     FUZZ_CHECK(m.token_embd->shape[0] == m.vocab_size, "embedding rows are the vocabulary");
+    // As the core's Model: every tensor a checked view, dequantized whole
+    // (its bytes are inside the input, so this stays small).
+    const llama::Model model = llama::gguf::to_model(f);
+    std::vector<float> values;
+    model.weights.for_each([&](const llama::Tensor& t) {
+      values.resize(static_cast<size_t>(t.elements()));
+      llama::dequantize(t, values);
+    });
     if (llama::gguf::has_tokenizer(f)) {
       const auto tok = llama::gguf::open_tokenizer(f, m.vocab_size);
       for (int32_t id : tok->encode("Once upon a time, \xe6\x97\xa5 <s>")) {
