@@ -7,12 +7,14 @@
 #   PREFIX       a new temporary install prefix
 #   WORK         a new temporary directory for the user's own projects
 #   MODELS       the test models (LLAMA_MODELS_DIR, default ../shared/models)
+#   REFERENCE    the reference cases (LLAMA_REFERENCE_DIR, default ../shared/reference)
 # scripts/test.sh runs it after the tests; scripts/test-sanitized.sh with build-asan/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export LLAMA_SRC="$root"
 export LLAMA_BUILD="${LLAMA_BUILD_DIR:-$root/build}"
 export MODELS="${LLAMA_MODELS_DIR:-$root/../shared/models}"
+export REFERENCE="${LLAMA_REFERENCE_DIR:-$root/../shared/reference}"
 PREFIX="$(mktemp -d /tmp/llama-sdk-prefix.XXXXXX)"
 WORK="$(mktemp -d /tmp/llama-sdk-work.XXXXXX)"
 export PREFIX WORK
