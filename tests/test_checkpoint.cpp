@@ -42,10 +42,11 @@ TEST_CASE("checkpoint computes every tensor offset of the legacy layout", "[chec
   }
   CHECK(ck.config().vocab_size == 10);
   CHECK_FALSE(ck.config().shared_classifier);
-  const auto& w = ck.model().legacy_weights;
-  CHECK(w.wcls.data() == t[11].data.data());
-  CHECK(w.wcls.size() == 80);
-  CHECK(w.flat.wk.size() == 2 * 4 * 8);
+  const auto& w = ck.model().weights;
+  CHECK(w.classifier.f32().data() == t[11].data.data());
+  CHECK(w.classifier.elements() == 80);
+  CHECK(w.layers[1].wk.f32().data() == t[3].data.data() + 4 * 8);  // wk[1]: kv_dim x dim in
+  CHECK(w.layers[1].wk.shape == std::vector<int64_t>{4, 8});
   CHECK(ck.weight_bytes() == 4 * (checkpoint_floats(h) - 16));
 }
 
@@ -60,7 +61,9 @@ TEST_CASE("shared classifier aliases the token embedding", "[checkpoint]") {
   CHECK(c.vocab_size == 512);
   CHECK(c.seq_len == 512);
   CHECK(c.shared_classifier);
-  CHECK(ck.model().legacy_weights.wcls.data() == ck.model().legacy_weights.token_embedding.data());
+  CHECK(ck.model().weights.tied());
+  CHECK(ck.model().weights.classifier.data.data() ==
+        ck.model().weights.token_embedding.data.data());
 }
 
 TEST_CASE("checkpoint refuses truncated, corrupt and absurd files", "[checkpoint][bad-input]") {

@@ -12,6 +12,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
 #include "llama/generate.hpp"
+#include "llama/kernels/dequantize.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 
@@ -109,9 +110,14 @@ TEST_CASE("a version 2 checkpoint loads with every offset as runq.c maps it", "[
         emb + emb_bytes + wq_layer + 128 * 128);
   CHECK(t.back().name == "wcls");
   CHECK(ck.weight_bytes() == ck.file_size() - 256);
-  // The embedding is dequantized for the lookup.
-  const auto& w = ck.model().legacy_weights;
-  CHECK(w.token_embedding[5] == float(t[3].quantized[0].values[5]) * t[3].quantized[0].scales[0]);
+  // The embedding stays int8 in the mapping; a row is dequantized per token,
+  // value for value runq.c's dequantized table.
+  const Tensor& emb_view = ck.model().weights.token_embedding;
+  CHECK(emb_view.dtype == DType::q8_0);
+  CHECK(emb_view.q8_values().data() == t[3].quantized[0].values.data());
+  std::vector<float> row(128);
+  embedding_row(emb_view, 1, row);
+  CHECK(row[5] == float(t[3].quantized[0].values[128 + 5]) * t[3].quantized[0].scales[2]);
 }
 
 TEST_CASE("a version 1 file gives exactly version 0's tokens", "[formats][parity]") {

@@ -107,7 +107,7 @@ TEST_CASE("graph: Q8_0 forward allocates nothing after the first call", "[graph]
   for (int threads : {1, 2}) {
     INFO(threads << " thread(s)");
     const llama::Checkpoint ck = llama::Checkpoint::open(llama::test::model_path("q-gqa.v2.bin"));
-    REQUIRE(ck.model().legacy_weights.format == llama::WeightFormat::q8_0);
+    REQUIRE(ck.model().weights.dtypes().contains(llama::DType::q8_0));
     check_no_allocation_per_token(ck, threads);
   }
 }

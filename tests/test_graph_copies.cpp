@@ -1,8 +1,8 @@
-// The graph backend's weight copies: StackedWeights (f32, stacked) and
-// QuantizedCopies (Q8_0) hold exactly the originals' values in the documented
-// order, in one huge-page-aligned block, and hand every byte of every
-// original to the release callback exactly once, in pieces that never
-// straddle a 4 MiB boundary of the source.
+// The graph backend's weight copies (WeightCopies): float matrices stacked in
+// f32 (bf16/f16 widened exactly), other dtypes byte for byte, exactly the
+// originals' values in the documented order, in huge-page-aligned blocks, and
+// every byte of every original handed to the release callback exactly once,
+// in pieces that never straddle a 4 MiB boundary of the source.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "graph/huge_page_buffer.hpp"
-#include "graph/quantized_copies.hpp"
-#include "graph/stacked_weights.hpp"
+#include "graph/weight_copies.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/kernels/dequantize.hpp"
+#include "conformance_models.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -75,82 +76,147 @@ TEST_CASE("HugePageArray: 2 MiB aligned, movable, empty when default", "[graph][
   CHECK(a.span()[999] == 3.0f);
 }
 
-TEST_CASE("StackedWeights: stacked wqkv and w13, wo, w2, wcls equal the originals",
+namespace {
+
+std::vector<float> values(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.elements()));
+  dequantize(t, v);
+  return v;
+}
+
+bool equal_values(std::span<const float> copy, const Tensor& original) {
+  return equal(copy, std::span<const float>(values(original)));
+}
+
+// The typed copy holds the original's bytes in another place.
+bool same_typed(const MatrixCopy& copy, const Tensor& original) {
+  const auto eq = [](std::span<const std::byte> a, std::span<const std::byte> b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  };
+  return copy.typed() && eq(copy.tensor.data, original.data) &&
+         eq(copy.tensor.scales, original.scales) && copy.tensor.dtype == original.dtype &&
+         copy.tensor.group_size == original.group_size &&
+         copy.tensor.data.data() != original.data.data();
+}
+
+}  // namespace
+
+TEST_CASE("WeightCopies: float models get stacked wqkv and w13, wo, w2, wcls in f32",
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
-  PieceLog log;
-  const StackedWeights copies(w, c, log.callback());
-  REQUIRE(copies.bytes() == static_cast<size_t>(StackedWeights::floats(c)) * sizeof(float));
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors t = w.layer(c, l);
-    const StackedLayer& s = copies.layer(l);
-    const size_t q = t.wq.size(), k = t.wk.size(), v = t.wv.size(), h = t.w1.size();
-    REQUIRE(s.wqkv.size() == q + k + v);
-    CHECK(equal(s.wqkv.subspan(0, q), t.wq));
-    CHECK(equal(s.wqkv.subspan(q, k), t.wk));
-    CHECK(equal(s.wqkv.subspan(q + k, v), t.wv));
-    REQUIRE(s.w13.size() == 2 * h);
-    CHECK(equal(s.w13.subspan(0, h), t.w1));
-    CHECK(equal(s.w13.subspan(h, h), t.w3));
-    CHECK(equal(s.wo, t.wo));
-    CHECK(equal(s.w2, t.w2));
+  // f32 as in the file, and the same values in bf16 (widened exactly in the copy).
+  for (const DType dtype : {DType::f32, DType::bf16, DType::f16}) {
+    INFO(to_string(dtype));
+    const Model m = dtype == DType::f32 ? ck.model() : conformance::with_dtype(ck.model(), dtype);
+    const ModelWeights& w = m.weights;
+    PieceLog log;
+    const WeightCopies copies(w, c, log.callback());
+    REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
+    CHECK(copies.typed_bytes() == 0);
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      const LayerWeights& t = w.layers[size_t(l)];
+      const LayerCopy& s = copies.layer(l);
+      const auto q = size_t(t.wq.elements()), k = size_t(t.wk.elements()),
+                 v = size_t(t.wv.elements()), h = size_t(t.w1.elements());
+      REQUIRE(s.wqkv.size() == q + k + v);
+      CHECK(equal_values(s.wqkv.subspan(0, q), t.wq));
+      CHECK(equal_values(s.wqkv.subspan(q, k), t.wk));
+      CHECK(equal_values(s.wqkv.subspan(q + k, v), t.wv));
+      CHECK(s.wk.f32.data() == s.wqkv.data() + q);
+      REQUIRE(s.w13.size() == 2 * h);
+      CHECK(equal_values(s.w13.subspan(0, h), t.w1));
+      CHECK(equal_values(s.w13.subspan(h, h), t.w3));
+      CHECK(equal_values(s.wo.f32, t.wo));
+      CHECK(equal_values(s.w2.f32, t.w2));
+      CHECK_FALSE(s.wq.typed());
+    }
+    CHECK(equal_values(copies.classifier().f32, w.classifier));
+    CHECK(reinterpret_cast<uintptr_t>(copies.layer(0).wqkv.data()) % kHugePage == 0);
+    // Every byte of every original handed over once, in pieces that stay
+    // inside 4 MiB windows of the source (bf16: 2 bytes per value copied).
+    const size_t source_bytes = copies.f32_bytes() / (dtype == DType::f32 ? 1 : 2);
+    CHECK(log.bytes == source_bytes);
+    CHECK(log.disjoint());
+    CHECK_FALSE(log.straddles);
   }
-  CHECK(equal(copies.classifier(), w.wcls));
-  CHECK(reinterpret_cast<uintptr_t>(copies.layer(0).wqkv.data()) % kHugePage == 0);
-  // Every byte of every original handed over once, in pieces that stay inside
-  // 4 MiB windows of the source.
-  CHECK(log.bytes == copies.bytes());
-  CHECK(log.disjoint());
-  CHECK_FALSE(log.straddles);
 }
 
-TEST_CASE("StackedWeights: a tensor of the wrong size is refused, naming it", "[graph][copies]") {
+TEST_CASE("WeightCopies: a tensor of the wrong size is refused, naming it", "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
-  w.layers.at(1).wo = w.layers.at(1).wo.first(w.layers.at(1).wo.size() - 1);
-  CHECK_THROWS_WITH(StackedWeights(w, c, [](std::span<const std::byte>) {}),
-                    Catch::Contains("wo holds"));
+  ModelWeights w = ck.model().weights;
+  Tensor& wo = w.layers.at(1).wo;
+  wo = Tensor::f32_view(wo.name, {c.dim, c.dim - 1}, wo.f32().first(size_t(c.dim * (c.dim - 1))));
+  CHECK_THROWS_WITH(WeightCopies(w, c, [](std::span<const std::byte>) {}),
+                    Catch::Contains("wo[1] holds"));
 }
 
-TEST_CASE("QuantizedCopies: every int8 matrix and its scales equal the originals",
+TEST_CASE("WeightCopies: Q8_0 matrices and their scales are copied byte for byte, not stacked",
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
-  REQUIRE(w.format == WeightFormat::q8_0);
+  const ModelWeights& w = ck.model().weights;
   PieceLog log;
-  const QuantizedCopies copies(w, c, log.callback());
-  REQUIRE(copies.bytes() == static_cast<size_t>(QuantizedCopies::bytes(w, c)));
-  const auto same = [&](const QuantizedTensor& copy, const QuantizedTensor& original) {
-    return equal(copy.values, original.values) && equal(copy.scales, original.scales) &&
-           copy.group_size == original.group_size && copy.values.data() != original.values.data();
-  };
+  const WeightCopies copies(w, c, log.callback());
+  REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
+  CHECK(copies.f32_bytes() == 0);
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const QuantizedLayerTensors t = w.quantized_layer(c, l);
-    const QuantizedLayerTensors& q = copies.layer(l);
-    CHECK(same(q.wq, t.wq));
-    CHECK(same(q.wk, t.wk));
-    CHECK(same(q.wv, t.wv));
-    CHECK(same(q.wo, t.wo));
-    CHECK(same(q.w1, t.w1));
-    CHECK(same(q.w2, t.w2));
-    CHECK(same(q.w3, t.w3));
+    const LayerWeights& t = w.layers[size_t(l)];
+    const LayerCopy& q = copies.layer(l);
+    CHECK(q.wqkv.empty());
+    CHECK(q.w13.empty());
+    for (const auto& [copy, original] : {std::pair{&q.wq, &t.wq},
+                                         {&q.wk, &t.wk},
+                                         {&q.wv, &t.wv},
+                                         {&q.wo, &t.wo},
+                                         {&q.w1, &t.w1},
+                                         {&q.w2, &t.w2},
+                                         {&q.w3, &t.w3}}) {
+      INFO(original->name);
+      CHECK(same_typed(*copy, *original));
+      CHECK(reinterpret_cast<uintptr_t>(copy->tensor.scales.data()) % 64 == 0);
+    }
   }
-  CHECK(same(copies.classifier(), w.q_wcls));
-  CHECK(log.bytes == copies.bytes());
+  CHECK(same_typed(copies.classifier(), w.classifier));
+  // Bytes handed over: the originals' values and scales (not the alignment padding).
+  REQUIRE_FALSE(w.tied());
+  size_t original = w.classifier.data.size() + w.classifier.scales.size();
+  for (const LayerWeights& t : w.layers) {
+    for (const Tensor* m : {&t.wq, &t.wk, &t.wv, &t.wo, &t.w1, &t.w2, &t.w3}) {
+      original += m->data.size() + m->scales.size();
+    }
+  }
+  CHECK(log.bytes == original);
   CHECK(log.disjoint());
   CHECK_FALSE(log.straddles);
 }
 
-TEST_CASE("StackedWeights: parts run in any order, on several threads, give the same copy",
+TEST_CASE("WeightCopies: a layer mixing dtypes stacks only the all-float groups",
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  const TransformerWeights w = to_per_layer(ck.model().legacy_weights, c);
-  const StackedWeights in_order(w, c, [](std::span<const std::byte>) {});
+  const Model q8 = conformance::with_dtype(ck.model(), DType::q8_0, 4);
+  ModelWeights w = ck.model().weights;
+  w.layers[0].wk = q8.weights.layers[0].wk;  // wq, wv f32, wk int8: no wqkv
+  w.layers[1].w2 = q8.weights.layers[1].w2;  // w1, w3 f32: w13 stays
+  const WeightCopies copies(w, c, [](std::span<const std::byte>) {});
+  CHECK(copies.layer(0).wqkv.empty());
+  CHECK(equal_values(copies.layer(0).wq.f32, w.layers[0].wq));
+  CHECK(same_typed(copies.layer(0).wk, w.layers[0].wk));
+  CHECK(equal_values(copies.layer(0).wv.f32, w.layers[0].wv));
+  CHECK_FALSE(copies.layer(0).w13.empty());
+  CHECK_FALSE(copies.layer(1).wqkv.empty());
+  CHECK(same_typed(copies.layer(1).w2, w.layers[1].w2));
+  CHECK(equal_values(copies.layer(1).w13.first(size_t(w.layers[1].w1.elements())), w.layers[1].w1));
+}
+
+TEST_CASE("WeightCopies: parts run in any order, on several threads, give the same copy",
+          "[graph][copies]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
+  const Config& c = ck.config();
+  const ModelWeights& w = ck.model().weights;
+  const WeightCopies in_order(w, c, [](std::span<const std::byte>) {});
   std::mutex mutex;
   PieceLog log;
   const CopiedFn logged = log.callback();
@@ -159,22 +225,22 @@ TEST_CASE("StackedWeights: parts run in any order, on several threads, give the 
     logged(piece);
   };
   int64_t parts_run = 0;
-  const StackedWeights threaded(w, c, locked,
-                                [&](int64_t parts, const std::function<void(int64_t)>& copy_part) {
-                                  std::vector<std::thread> threads;
-                                  for (int64_t p = parts - 1; p >= 0; --p)
-                                    threads.emplace_back(copy_part, p);
-                                  for (std::thread& t : threads) t.join();
-                                  parts_run = parts;
-                                });
+  const WeightCopies threaded(w, c, locked,
+                              [&](int64_t parts, const std::function<void(int64_t)>& copy_part) {
+                                std::vector<std::thread> threads;
+                                for (int64_t p = parts - 1; p >= 0; --p)
+                                  threads.emplace_back(copy_part, p);
+                                for (std::thread& t : threads) t.join();
+                                parts_run = parts;
+                              });
   CHECK(parts_run == c.n_layers + 1);
   for (int64_t l = 0; l < c.n_layers; ++l) {
     CHECK(equal(threaded.layer(l).wqkv, in_order.layer(l).wqkv));
     CHECK(equal(threaded.layer(l).w13, in_order.layer(l).w13));
-    CHECK(equal(threaded.layer(l).wo, in_order.layer(l).wo));
-    CHECK(equal(threaded.layer(l).w2, in_order.layer(l).w2));
+    CHECK(equal(threaded.layer(l).wo.f32, in_order.layer(l).wo.f32));
+    CHECK(equal(threaded.layer(l).w2.f32, in_order.layer(l).w2.f32));
   }
-  CHECK(equal(threaded.classifier(), in_order.classifier()));
+  CHECK(equal(threaded.classifier().f32, in_order.classifier().f32));
   CHECK(log.bytes == threaded.bytes());
   CHECK(log.disjoint());
 }

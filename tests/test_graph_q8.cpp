@@ -25,7 +25,7 @@ TEST_CASE("graph: parity-q8.json gives runq.c's stream, on 1 and 2 threads",
   REQUIRE(!cases.empty());
   for (const auto& c : cases) {
     const Checkpoint ck = Checkpoint::open(test::model_path(c["model"].get<std::string>()));
-    REQUIRE(ck.model().legacy_weights.format == WeightFormat::q8_0);
+    REQUIRE(ck.model().weights.dtypes().contains(DType::q8_0));
     for (const int threads : {1, 2}) {
       INFO("case " << c["name"].get<std::string>() << ", threads " << threads);
       const auto r = test::generate_case(ck, c, "graph", threads);
@@ -71,9 +71,9 @@ TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best ker
   ::setenv("LLAMA_Q8_KERNEL", "portable", 1);
   portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
   ::unsetenv("LLAMA_Q8_KERNEL");
-  CHECK_THAT(portable->describe(), Contains("(portable kernel)"));
+  CHECK_THAT(portable->describe(), Contains("q8 groups of 64, portable kernel"));
   CHECK_THAT(best->describe(),
-             Contains(std::string("(") + to_string(best_q8_kernel()) + " kernel)"));
+             Contains(std::string("q8 groups of 64, ") + to_string(best_q8_kernel()) + " kernel"));
   for (int64_t pos = 0; pos < 40; ++pos) {
     INFO("position " << pos);
     const auto token = static_cast<int32_t>((pos * 131 + 1) % 32000);
@@ -111,9 +111,10 @@ TEST_CASE("graph: --explain shows the int8 plans", "[graph][q8]") {
   auto graph = test::make_backend("graph", 1);
   graph->prepare(ck.model());
   const std::string d = graph->describe();
-  CHECK_THAT(d, Contains("quantize %2 by 64 : q8_0[128]"));
-  CHECK_THAT(d, Contains("matvec_q8 wq q8_0[128x128], %3"));
-  CHECK_THAT(d, Contains("matvec_q8 wcls q8_0[32000x128]"));
+  CHECK_THAT(d, Contains("quantize %2 as q8 groups of 64 : i8[128]"));
+  CHECK_THAT(d, Contains("matvec_typed wq q8_0[128x128], %3"));
+  CHECK_THAT(d, Contains("matvec_typed wcls q8_0[32000x128]"));
+  CHECK_THAT(d, Contains("steps (rmsnorm, rope, attention): runq.c's (f32 FMAs) arithmetic"));
 }
 
 namespace {
@@ -122,11 +123,15 @@ namespace {
 struct TestQ8Weight {
   std::vector<int8_t> values;
   std::vector<float> scales;
+  int64_t rows = 0, cols = 0;
   QuantizedTensor view(int64_t gs) const { return {values, scales, gs}; }
+  Tensor tensor(int64_t gs) const { return Tensor::q8_view("w", {rows, cols}, values, scales, gs); }
 };
 
 TestQ8Weight make_weight(int64_t rows, int64_t cols, int64_t gs) {
   TestQ8Weight w;
+  w.rows = rows;
+  w.cols = cols;
   for (int64_t i = 0; i < rows * cols; ++i) w.values.push_back(int8_t((i * 29 + 7) % 255 - 127));
   for (int64_t i = 0; i < rows * cols / gs; ++i) w.scales.push_back(0.001f * float(i % 13 + 1));
   return w;
@@ -142,8 +147,9 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
   Graph g(tokens);
   const ValueId x = g.input("x", dim);                                       // 512 B
   const ValueId xn = g.rmsnorm_fma(x, g.weight_vector("rms", gain), 1e-5f);  // 512 B, step 0
-  const ValueId xq = g.quantize(xn, gs);  // 2x2 scales (16 B) + 2x64 values (128 B), step 1
-  const ValueId y = g.matvec_q8(g.weight_q8("w", wq.view(gs), rows, dim), xq);  // 384 B, step 2
+  const InputFormat f{InputKind::q8_groups, gs};
+  const ValueId xq = g.quantize(xn, f);  // 2x2 scales (16 B) + 2x64 values (128 B), step 1
+  const ValueId y = g.matvec_typed(g.weight_typed("w", wq.tensor(gs)), xq);  // 384 B, step 2
   g.output("y", y);
   const Plan p = compile(g);
   REQUIRE(p.instructions.size() == 3);
@@ -172,10 +178,10 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
   CHECK(p.instructions[1].op == Op::quantize);
   CHECK(p.instructions[1].out.offset == 1024 / 4);
   CHECK(p.instructions[1].q_values == 1024 + 16);
-  CHECK(p.instructions[2].op == Op::matvec_q8);
+  CHECK(p.instructions[2].op == Op::matvec_typed);
   CHECK(p.instructions[2].a.offset == 1024 / 4);
   CHECK(p.instructions[2].q_values == 1024 + 16);
-  CHECK(p.instructions[2].group_size == gs);
+  CHECK(p.instructions[2].format == f);
 
   // Replay on 2 threads equals the core's kernels run by hand.
   std::vector<float> input(size_t(tokens * dim));
@@ -196,27 +202,34 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
     CHECK(std::equal(expect.begin(), expect.end(),
                      arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
   }
-  CHECK_THAT(p.describe("q8"), Contains("%3 = quantize %2 by 32 : q8_0[2x64]"));
+  CHECK_THAT(p.describe("q8"), Contains("%3 = quantize %2 as q8 groups of 32 : i8[2x64]"));
 }
 
-TEST_CASE("graph builder: quantized values feed only matvec_q8", "[graph][q8][bad-input]") {
+TEST_CASE("graph builder: quantized values feed only matvec_typed", "[graph][q8][bad-input]") {
   using namespace llama::graph;
   const TestQ8Weight wq = make_weight(8, 64, 32);
   const std::vector<float> wf(8 * 64, 0.5f);
   Graph g;
   const ValueId x = g.input("x", 64);
-  const ValueId xq = g.quantize(x, 32);
-  const ValueId w8 = g.weight_q8("w8", wq.view(32), 8, 64);
+  const InputFormat groups32{InputKind::q8_groups, 32};
+  const ValueId xq = g.quantize(x, groups32);
+  const ValueId w8 = g.weight_typed("w8", wq.tensor(32));
   const ValueId wf32 = g.weight("wf", wf, 8, 64);
   CHECK_THROWS_WITH(g.add(xq, xq), Contains("quantized"));
   CHECK_THROWS_WITH(g.matvec(wf32, xq), Contains("quantized"));
   CHECK_THROWS_WITH(g.output("q", xq), Contains("quantized"));
   CHECK_THROWS_WITH(g.slice(xq, 0, 32), Contains("quantized"));
   CHECK_THROWS_WITH(g.matvec(w8, x), Contains("f32 matrix"));
-  CHECK_THROWS_WITH(g.matvec_q8(w8, x), Contains("needs a quantized"));
-  CHECK_THROWS_WITH(g.matvec_q8(wf32, xq), Contains("Q8_0 matrix"));
-  CHECK_THROWS_WITH(g.matvec_q8(w8, g.quantize(x, 16)), Contains("groups of 16"));
-  CHECK_THROWS_WITH(g.quantize(x, 48), Contains("groups of 48"));
-  CHECK_THROWS_AS(g.weight_q8("bad", wq.view(32), 8, 32), llama::Error);
-  CHECK_NOTHROW(g.output("y", g.matvec_q8(w8, xq)));
+  CHECK_THROWS_WITH(g.matvec_typed(w8, x), Contains("as q8 groups of 32"));
+  CHECK_THROWS_WITH(g.matvec_typed(wf32, xq), Contains("needs a typed weight"));
+  CHECK_THROWS_WITH(g.matvec_typed(w8, g.quantize(x, {InputKind::q8_groups, 16})),
+                    Contains("as q8 groups of 32"));
+  CHECK_THROWS_WITH(g.quantize(x, {InputKind::q8_groups, 48}), Contains("groups of 48"));
+  CHECK_THROWS_WITH(g.quantize(x, {}), Contains("as f32"));
+  const std::vector<float> vf(64, 1.0f);
+  CHECK_THROWS_WITH(g.weight_typed("vec", Tensor::f32_view("v", {64}, vf)),
+                    Contains("not a matrix"));
+  CHECK_THROWS_WITH(g.weight_typed("f32", Tensor::f32_view("m", {8, 64}, wf)),
+                    Contains("no product kernels"));
+  CHECK_NOTHROW(g.output("y", g.matvec_typed(w8, xq)));
 }

@@ -66,8 +66,7 @@ TEST_CASE("generated checkpoints load with the requested shape", "[mkmodel]") {
     CHECK(got.seq_len == c.seq_len);
     CHECK(got.shared_classifier == shared);
     CHECK(ck.file_size() == llama::bench::checkpoint_file_bytes(c));
-    const auto& w = ck.model().legacy_weights;
-    CHECK((w.wcls.data() == w.token_embedding.data()) == shared);
+    CHECK(ck.model().weights.tied() == shared);
     for (const llama::TensorInfo& t : ck.tensors()) {
       INFO(t.name);
       CHECK(std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); }));

@@ -11,6 +11,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
+#include "llama/kernels/products.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
@@ -352,35 +353,48 @@ TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
         (q8_kernel_available(Q8Kernel::avx512_vnni) ? Q8Kernel::avx512_vnni : Q8Kernel::portable));
 }
 
-TEST_CASE("Q8_0 weights convert between per-layer and flat views", "[q8][weights]") {
+TEST_CASE("the product table runs q8_0 tensors as the int8 kernels do", "[q8][products]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  const Config& c = ck.config();
-  const TransformerWeights& per = ck.model().legacy_weights;
-  REQUIRE(per.format == WeightFormat::q8_0);
-  REQUIRE(per.layout == WeightLayout::per_layer);  // the file interleaves layers
-  CHECK(per.group_size == 64);
-  CHECK(per.layers[0].wq.empty());
-
-  // Flat: the interleaved layers are copied into one span per tensor.
-  const TransformerWeights flat = to_flat(per, c);
-  REQUIRE(flat.q_flat.w2.values.size() == size_t(c.n_layers * c.dim * c.hidden_dim));
-  CHECK(flat.q_flat.w2.scales.size() == size_t(c.n_layers * c.dim * c.hidden_dim / 64));
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const QuantizedLayerTensors a = per.quantized_layer(c, l), b = flat.quantized_layer(c, l);
-    CHECK(std::equal(a.w2.values.begin(), a.w2.values.end(), b.w2.values.begin()));
-    CHECK(std::equal(a.wk.scales.begin(), a.wk.scales.end(), b.wk.scales.begin()));
-    CHECK(b.wq.group_size == 64);
+  const Tensor& w2 = ck.model().weights.layers[1].w2;  // [dim, hidden] in groups of 64
+  REQUIRE(w2.dtype == DType::q8_0);
+  CHECK(product_dtypes().contains(DType::q8_0));
+  const InputFormat f = input_format(w2);
+  CHECK(f == InputFormat{InputKind::q8_groups, 64});
+  CHECK(to_string(f) == "q8 groups of 64");
+  CHECK(describe_products(w2, Q8Kernel::portable) == "q8_0 x q8 groups of 64, portable kernel");
+  const int64_t rows = w2.rows(), cols = w2.cols();
+  std::vector<float> x(size_t(3 * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i)) * 4.0f;
+  const QuantizedTensor q = QuantizedTensor::of(w2);
+  for (const Q8Kernel kernel : {Q8Kernel::portable, best_q8_kernel()}) {
+    INFO(to_string(kernel));
+    // One vector through an InputCache (quantized once, however many products).
+    InputCache in;
+    in.reserve(cols);
+    in.set(std::span(x).first(size_t(cols)));
+    std::vector<float> got(static_cast<size_t>(rows)), want(static_cast<size_t>(rows));
+    matvec_rows(got, w2, in.get(f), 0, rows, kernel);
+    Q8Vector xq;
+    xq.resize(cols, 64);
+    quantize_activations(std::span(x).first(size_t(cols)), xq);
+    q8_matvec_rows(want, q, xq, 0, rows, kernel);
+    CHECK(got == want);
+    CHECK(in.get(f).q8.values.data() == in.get(f).q8.values.data());  // not requantized
+    // A batch of 3 through a BatchInputCache: each row equals one vector's.
+    BatchInputCache batch;
+    batch.reserve(3, cols);
+    batch.set(x, cols, 3, cols);
+    std::vector<float> out(size_t(3 * rows));
+    matmat_rows(out, rows, w2, batch.get(f), 0, rows, kernel);
+    for (int64_t t = 0; t < 3; ++t) {
+      quantize_activations(std::span(x).subspan(size_t(t * cols), size_t(cols)), xq);
+      q8_matvec_rows(want, q, xq, 0, rows, kernel);
+      CHECK(std::equal(want.begin(), want.end(), out.begin() + t * rows));
+    }
   }
-  // And back: per-layer views into the flat copy, no further copy.
-  const TransformerWeights again = to_per_layer(flat, c);
-  CHECK(again.q_layers[1].wo.values.data() == flat.q_flat.wo.values.data() + c.dim * c.dim);
-  CHECK_THROWS_WITH(require_f32_weights(per, "graph"), Contains("graph") && Contains("Q8_0"));
-  CHECK_NOTHROW(require_f32_weights(
-      Checkpoint::open(test::model_path("rand-gqa.bin")).model().legacy_weights, "graph"));
-  CHECK_THROWS_AS(Checkpoint::open(test::model_path("rand-gqa.bin"))
-                      .model()
-                      .legacy_weights.quantized_layer(c, 0),
-                  Error);
+  const Tensor& f32_norm = ck.model().weights.final_norm;
+  CHECK_THROWS_WITH(input_format(f32_norm),
+                    Contains("rms_final is f32") && Contains("no product kernels"));
 }
 
 TEST_CASE("parity-q8.json on every int8 backend and both kernels", "[q8][parity]") {

@@ -264,4 +264,27 @@ CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& m
   });
 }
 
+CheckResult check_widening_exact(const std::string& spec, const Model& f32_model, DType dtype) {
+  return guarded([&](CheckResult& r) {
+    const Config& c = f32_model.config;
+    const auto tokens = test_tokens(c, std::min<int64_t>(c.seq_len, 12));
+    const std::string what = spec + " on " + f32_model.source + " in " + to_string(dtype);
+    const Model typed = with_dtype(f32_model, dtype, 0, /*norms_too=*/true);
+    const Model widened = widened_to_f32(typed);  // outlives the backends' use
+    auto on_f32 = make_backend(spec);
+    auto backend = make_backend(spec);
+    on_f32->prepare(widened);
+    backend->prepare(typed);
+    const std::vector<float> want = run_sequential(*on_f32, tokens);
+    if (run_sequential(*backend, tokens) != want) {
+      r.fail(what +
+             ": logits differ from the f32 model of the same values (widening is exact, so "
+             "the bits must agree)");
+    }
+    backend->prepare(typed);
+    compare_rows(r, what + ", forward_batch", backend->forward_batch(tokens, 0, true), want,
+                 c.vocab_size);
+  });
+}
+
 }  // namespace llama::conformance

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "llama/model.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama::conformance {
 
@@ -51,5 +52,10 @@ CheckResult check_threads_agree(const std::string& spec, const Model& model);
 // order of the attention dot products differs.
 inline constexpr double kLayoutTolerance = 1e-5;
 CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model);
+// `f32_model` with its matrices and norms rounded to `dtype` (bf16 or f16,
+// with_dtype) gives on the backend the logits of the f32 model of the same
+// values (widened_to_f32) bit for bit, since widening is exact; forward_batch
+// within kTolerance of them.
+CheckResult check_widening_exact(const std::string& spec, const Model& f32_model, DType dtype);
 
 }  // namespace llama::conformance

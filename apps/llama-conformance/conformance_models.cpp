@@ -1,90 +1,51 @@
-// In-memory random models and the rotate_half permutation.
+// In-memory random models, the rotate_half permutation and dtype conversion.
 #include "conformance_models.hpp"
 
 #include <algorithm>
 #include <memory>
 
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/half.hpp"
+#include "llama/kernels/q8.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama::conformance {
 namespace {
 
-// Every tensor of a flat-layout model, back to back in one owned buffer.
-struct Layout {
-  int64_t embedding, layers[9], final_norm, classifier, total;
+// Owned memory behind a model's views: one buffer per tensor.
+struct Buffers {
+  std::vector<std::vector<std::byte>> bytes;
+  std::span<const std::byte> add(size_t n) {
+    // Whole floats so that f32 and q8 scales stay 4-byte aligned.
+    bytes.emplace_back((n + 3) / 4 * 4);
+    return std::span<const std::byte>(bytes.back()).first(n);
+  }
 };
 
-Layout layout_of(const Config& c) {
-  const int64_t L = c.n_layers, dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), h = c.hidden_dim;
-  Layout s{};
-  const int64_t per_layer[9] = {dim, q * dim, kv * dim, kv * dim, dim * q,
-                                dim, h * dim, dim * h,  h * dim};
-  int64_t at = 0;
-  s.embedding = at;
-  at += c.vocab_size * dim;
-  for (int i = 0; i < 9; ++i) {
-    s.layers[i] = at;
-    at += L * per_layer[i];
-  }
-  s.final_norm = at;
-  at += dim;
-  s.classifier = c.shared_classifier ? s.embedding : at;
-  if (!c.shared_classifier) at += c.vocab_size * dim;
-  s.total = at;
-  return s;
-}
-
-TransformerWeights views(const Config& c, const std::vector<float>& all) {
-  const Layout s = layout_of(c);
-  const int64_t L = c.n_layers, dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), h = c.hidden_dim;
-  auto span = [&](int64_t at, int64_t n) {
-    return std::span<const float>(all).subspan(static_cast<size_t>(at), static_cast<size_t>(n));
-  };
-  TransformerWeights w;
-  w.layout = WeightLayout::flat;
-  w.format = WeightFormat::f32;
-  w.token_embedding = span(s.embedding, c.vocab_size * dim);
-  w.flat = {span(s.layers[0], L * dim),      span(s.layers[1], L * q * dim),
-            span(s.layers[2], L * kv * dim), span(s.layers[3], L * kv * dim),
-            span(s.layers[4], L * dim * q),  span(s.layers[5], L * dim),
-            span(s.layers[6], L * h * dim),  span(s.layers[7], L * dim * h),
-            span(s.layers[8], L * h * dim)};
-  w.rms_final = span(s.final_norm, dim);
-  w.wcls = span(s.classifier, c.vocab_size * dim);
-  return w;
-}
-
-// The typed per-layer views of the same buffer (what backends read once they
-// leave TransformerWeights).
-ModelWeights typed_views(const Config& c, const std::vector<float>& all) {
-  const Layout s = layout_of(c);
-  const int64_t L = c.n_layers, dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), h = c.hidden_dim;
-  auto view = [&](const std::string& name, int64_t at, std::vector<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return Tensor::f32_view(
-        name, std::move(shape),
-        std::span<const float>(all).subspan(static_cast<size_t>(at), static_cast<size_t>(n)));
-  };
-  ModelWeights w;
-  w.token_embedding = view("token_embedding", s.embedding, {c.vocab_size, dim});
-  const std::vector<int64_t> shapes[9] = {{dim}, {q, dim}, {kv, dim}, {kv, dim}, {dim, q},
-                                          {dim}, {h, dim}, {dim, h},  {h, dim}};
-  const char* names[9] = {"rms_att", "wq", "wk", "wv", "wo", "rms_ffn", "w1", "w2", "w3"};
-  w.layers.resize(static_cast<size_t>(L));
-  for (int i = 0; i < 9; ++i) {
-    int64_t per = 1;
-    for (int64_t d : shapes[i]) per *= d;
-    for (int64_t l = 0; l < L; ++l) {
-      w.layers[static_cast<size_t>(l)].*kLayerTensors[i] = view(
-          std::string(names[i]) + "[" + std::to_string(l) + "]", s.layers[i] + l * per, shapes[i]);
+// Applies `make(tensor) -> new tensor` to every distinct tensor of `w`,
+// keeping a tied classifier tied.
+template <typename Make>
+ModelWeights map_tensors(const ModelWeights& w, const Make& make) {
+  ModelWeights out;
+  out.token_embedding = make(w.token_embedding, false);
+  for (const LayerWeights& l : w.layers) {
+    LayerWeights n;
+    for (Tensor LayerWeights::*m : kLayerTensors) {
+      const bool norm = m == &LayerWeights::attention_norm || m == &LayerWeights::ffn_norm;
+      n.*m = make(l.*m, norm);
     }
+    out.layers.push_back(std::move(n));
   }
-  w.final_norm = view("rms_final", s.final_norm, {dim});
-  w.classifier =
-      c.shared_classifier ? w.token_embedding : view("wcls", s.classifier, {c.vocab_size, dim});
-  return w;
+  out.final_norm = make(w.final_norm, true);
+  out.classifier = w.tied() ? out.token_embedding : make(w.classifier, false);
+  return out;
+}
+
+std::shared_ptr<const void> keep_both(std::shared_ptr<const void> a,
+                                      std::shared_ptr<const void> b) {
+  return std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+      std::move(a), std::move(b));
 }
 
 Config variant(Config c, const std::string& what) {
@@ -92,64 +53,121 @@ Config variant(Config c, const std::string& what) {
   return c;
 }
 
+std::vector<float> values_of(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.elements()));
+  dequantize(t, v);
+  return v;
+}
+
 }  // namespace
 
 Model random_model(const Config& config, uint64_t seed, const std::string& name) {
   config.validate(name);
-  auto all = std::make_shared<std::vector<float>>(static_cast<size_t>(layout_of(config).total));
+  const int64_t dim = config.dim, q = config.q_dim(), kv = config.kv_dim(), h = config.hidden_dim;
+  auto buffers = std::make_shared<Buffers>();
   Rng rng(seed);
-  for (float& v : *all) v = rng.next_f32() - 0.5f;
+  const auto tensor = [&](const std::string& tensor_name, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (const int64_t d : shape) n *= d;
+    const auto bytes = buffers->add(static_cast<size_t>(n) * sizeof(float));
+    auto* f = reinterpret_cast<float*>(const_cast<std::byte*>(bytes.data()));
+    for (int64_t i = 0; i < n; ++i) f[i] = rng.next_f32() - 0.5f;
+    return Tensor::view(tensor_name, DType::f32, std::move(shape), bytes);
+  };
   Model m;
   m.source = name;
   m.config = config;
-  m.legacy_weights = views(config, *all);
-  m.legacy_weights.storage = all;
-  m.weights = typed_views(config, *all);
-  m.weights.storage = all;
-  validate_weights(m.weights, config, name);
+  ModelWeights& w = m.weights;
+  w.token_embedding = tensor("token_embedding", {config.vocab_size, dim});
+  for (int64_t l = 0; l < config.n_layers; ++l) {
+    std::string at = "[";
+    at.append(std::to_string(l)).append("]");  // not +: GCC 12 -Wrestrict
+    w.layers.push_back(
+        {tensor("rms_att" + at, {dim}), tensor("wq" + at, {q, dim}), tensor("wk" + at, {kv, dim}),
+         tensor("wv" + at, {kv, dim}), tensor("wo" + at, {dim, q}), tensor("rms_ffn" + at, {dim}),
+         tensor("w1" + at, {h, dim}), tensor("w2" + at, {dim, h}), tensor("w3" + at, {h, dim})});
+  }
+  w.final_norm = tensor("rms_final", {dim});
+  w.classifier =
+      config.shared_classifier ? w.token_embedding : tensor("wcls", {config.vocab_size, dim});
+  w.storage = buffers;
+  validate_weights(w, config, name);
   return m;
 }
 
 Model with_halves_layout(const Model& in) {
   const Config& c = in.config;
   if (c.rope_layout != RopeLayout::interleaved) throw Error("with_halves_layout: not interleaved");
-  const TransformerWeights flat = to_flat(in.legacy_weights, c);
-  auto all = std::make_shared<std::vector<float>>(static_cast<size_t>(layout_of(c).total));
-  Model out;
+  auto buffers = std::make_shared<Buffers>();
+  const int64_t hd = c.head_dim;
+  Model out = in;
   out.source = in.source + " (rotate_half rows)";
-  out.config = c;
   out.config.rope_layout = RopeLayout::halves;
-  out.legacy_weights = views(c, *all);
-  out.legacy_weights.storage = all;
-  out.weights = typed_views(c, *all);
-  out.weights.storage = all;
-  // Copy everything, then reorder the rows of each head of wq and wk.
-  const auto base = [&](std::span<const float> view) { return view.data() - all->data(); };
-  const auto copy = [&](std::span<const float> from, std::span<const float> to) {
-    std::copy(from.begin(), from.end(), all->begin() + base(to));
-  };
-  copy(flat.token_embedding, out.legacy_weights.token_embedding);
-  copy(flat.rms_final, out.legacy_weights.rms_final);
-  if (!c.shared_classifier) copy(flat.wcls, out.legacy_weights.wcls);
-  using Member = std::span<const float> LayerTensors::*;
-  for (Member m :
-       {&LayerTensors::rms_att, &LayerTensors::wv, &LayerTensors::wo, &LayerTensors::rms_ffn,
-        &LayerTensors::w1, &LayerTensors::w2, &LayerTensors::w3}) {
-    copy(flat.flat.*m, out.legacy_weights.flat.*m);
-  }
-  const int64_t hd = c.head_dim, dim = c.dim;
-  for (Member m : {&LayerTensors::wq, &LayerTensors::wk}) {
-    const std::span<const float> from = flat.flat.*m;
-    float* to = all->data() + base(out.legacy_weights.flat.*m);
-    const int64_t rows = static_cast<int64_t>(from.size()) / dim;
-    for (int64_t r = 0; r < rows; ++r) {
-      // Row j of a head in halves order is interleaved row 2j (first half) or
-      // 2(j - hd/2) + 1 (second half).
+  // Row j of a head in halves order is interleaved row 2j (first half) or
+  // 2(j - hd/2) + 1 (second half).
+  const auto permuted = [&](const Tensor& t) {
+    const std::vector<float> v = values_of(t);
+    const int64_t cols = t.cols();
+    const auto bytes = buffers->add(v.size() * sizeof(float));
+    auto* f = reinterpret_cast<float*>(const_cast<std::byte*>(bytes.data()));
+    for (int64_t r = 0; r < t.rows(); ++r) {
       const int64_t head = r / hd, j = r % hd;
       const int64_t src = head * hd + (j < hd / 2 ? 2 * j : 2 * (j - hd / 2) + 1);
-      std::copy_n(from.begin() + src * dim, dim, to + r * dim);
+      std::copy_n(v.begin() + src * cols, cols, f + r * cols);
     }
+    return Tensor::view(t.name, DType::f32, t.shape, bytes);
+  };
+  for (LayerWeights& l : out.weights.layers) {
+    l.wq = permuted(l.wq);
+    l.wk = permuted(l.wk);
   }
+  out.weights.storage = keep_both(in.weights.storage, buffers);
+  return out;
+}
+
+Model with_dtype(const Model& in, DType dtype, int64_t group_size, bool norms_too) {
+  auto buffers = std::make_shared<Buffers>();
+  const auto convert = [&](const Tensor& t, bool norm) {
+    if (norm && (!norms_too || dtype == DType::q8_0)) return t;
+    const std::vector<float> v = values_of(t);
+    if (dtype == DType::q8_0) {
+      const auto values = buffers->add(v.size());
+      const auto scales = buffers->add(v.size() / static_cast<size_t>(group_size) * 4);
+      auto* q = reinterpret_cast<int8_t*>(const_cast<std::byte*>(values.data()));
+      auto* s = reinterpret_cast<float*>(const_cast<std::byte*>(scales.data()));
+      quantize_q80(v, group_size, {q, v.size()}, {s, v.size() / static_cast<size_t>(group_size)});
+      return Tensor::q8_view(t.name, t.shape, {q, v.size()},
+                             {s, v.size() / static_cast<size_t>(group_size)}, group_size);
+    }
+    const auto bytes = buffers->add(v.size() * 2);
+    auto* h = reinterpret_cast<uint16_t*>(const_cast<std::byte*>(bytes.data()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      h[i] = dtype == DType::bf16 ? f32_to_bf16(v[i]) : f32_to_f16(v[i]);
+    }
+    return Tensor::view(t.name, dtype, t.shape, bytes);
+  };
+  Model out = in;
+  out.source = in.source + " (" + to_string(dtype) + ")";
+  out.weights = map_tensors(in.weights, convert);
+  // Unconverted norms still view the input's memory.
+  out.weights.storage = keep_both(in.weights.storage, buffers);
+  validate_weights(out.weights, out.config, out.source);
+  return out;
+}
+
+Model widened_to_f32(const Model& in) {
+  auto buffers = std::make_shared<Buffers>();
+  const auto widen = [&](const Tensor& t, bool) {
+    const std::vector<float> v = values_of(t);
+    const auto bytes = buffers->add(v.size() * sizeof(float));
+    std::copy_n(reinterpret_cast<const std::byte*>(v.data()), bytes.size(),
+                const_cast<std::byte*>(bytes.data()));
+    return Tensor::view(t.name, DType::f32, t.shape, bytes);
+  };
+  Model out = in;
+  out.source = in.source + " (widened to f32)";
+  out.weights = map_tensors(in.weights, widen);
+  out.weights.storage = buffers;
   return out;
 }
 

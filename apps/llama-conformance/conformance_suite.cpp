@@ -103,13 +103,17 @@ CheckResult check_unclaimed_refused(const ConformanceData& data, const std::stri
   const DTypeSet claimed = claimed_dtypes(spec);
   const Checkpoint f32 = Checkpoint::open(data.model("stories260K.bin"));
   const Checkpoint q8 = Checkpoint::open(data.model(kQ8Model));
+  // One model per dtype the core knows: bf16 and f16 are stories260K's values rounded.
+  const Model bf16 = with_dtype(f32.model(), DType::bf16, 0, /*norms_too=*/true);
+  const Model f16 = with_dtype(f32.model(), DType::f16, 0, /*norms_too=*/true);
+  const std::vector<const Model*> models = {&f32.model(), &q8.model(), &bf16, &f16};
   const Model* usable = nullptr;
-  for (const Checkpoint* ck : {&f32, &q8}) {
-    if (!usable && !unclaimed_dtype(ck->model(), claimed)) usable = &ck->model();
+  for (const Model* m : models) {
+    if (!usable && !unclaimed_dtype(*m, claimed)) usable = m;
   }
   CheckResult r;
-  for (const Checkpoint* ck : {&f32, &q8}) {
-    const Model& m = ck->model();
+  for (const Model* model : models) {
+    const Model& m = *model;
     const std::optional<DType> missing = unclaimed_dtype(m, claimed);
     if (!missing) continue;
     const std::string what = m.source + " (" + m.weights.dtypes().to_string() + ")";
@@ -142,6 +146,15 @@ CheckResult check_unclaimed_refused(const ConformanceData& data, const std::stri
   return r;
 }
 
+// check_widening_exact on a llama2.c shape and on one llama2.c files cannot hold
+// (queries wider than dim).
+CheckResult widening_exact(const ConformanceData& data, const std::string& spec, DType dtype) {
+  const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
+  const NamedConfig wide = variant_configs().front();
+  return both(check_widening_exact(spec, s260.model(), dtype),
+              check_widening_exact(spec, random_model(wide.config, 5, wide.name), dtype));
+}
+
 std::vector<SuiteCheck> make_checks() {
   using Data = const ConformanceData&;
   using Spec = const std::string&;
@@ -162,7 +175,8 @@ std::vector<SuiteCheck> make_checks() {
        }},
       {"unclaimed-refused", "",
        "prepare refuses a model of a dtype the backend does not claim with one line",
-       "stories260K.bin (f32) and q-gqa.v2.bin (q8_0), each where a dtype is not claimed",
+       "stories260K.bin (f32), q-gqa.v2.bin (q8_0), stories260K.bin in bf16 and in f16, each "
+       "where a dtype is not claimed",
        [](Data data, Spec spec) { return check_unclaimed_refused(data, spec); }},
       {"f32/logits-shared", "f32", "logits match the reference backend within 1e-4",
        shared + ": 128 positions each",
@@ -278,6 +292,25 @@ std::vector<SuiteCheck> make_checks() {
          const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
          return check_threads_agree(spec, ck.model());
        }},
+      {"q8_0/logits-variants", "q8_0", "logits match the reference backend within 1e-4",
+       "the in-memory variant models in q8_0 (groups of 16); every position up to seq_len",
+       [](Data, Spec spec) {
+         return each(variant_configs(), [&](const NamedConfig& v) {
+           const Model m = with_dtype(random_model(v.config, 99, v.name), DType::q8_0, 16);
+           return std::pair{v.name, check_logits_match_reference(
+                                        spec, m, test_tokens(m.config, m.config.seq_len))};
+         });
+       }},
+      {"bf16/widened-exact", "bf16",
+       "bf16 weights give the f32 model of the same values bit for bit (forward_batch within "
+       "1e-4)",
+       "stories260K.bin and the first variant model, matrices and norms in bf16; 12 positions",
+       [](Data data, Spec spec) { return widening_exact(data, spec, DType::bf16); }},
+      {"f16/widened-exact", "f16",
+       "f16 weights give the f32 model of the same values bit for bit (forward_batch within "
+       "1e-4)",
+       "stories260K.bin and the first variant model, matrices and norms in f16; 12 positions",
+       [](Data data, Spec spec) { return widening_exact(data, spec, DType::f16); }},
   };
 }
 

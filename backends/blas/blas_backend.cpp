@@ -1,4 +1,4 @@
-// BlasBackend: forward pass and registration as "blas".
+// BlasBackend: prepare, the forward pass and registration as "blas".
 #include "blas_backend.hpp"
 
 #include <cblas.h>
@@ -8,7 +8,9 @@
 #include <sstream>
 #include <thread>
 
+#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
@@ -36,23 +38,52 @@ BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
+DTypeSet BlasBackend::supported_dtypes() const {
+  DTypeSet s = product_dtypes();
+  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
+}
+
+BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
+  Matrix m;
+  m.tensor = t;
+  m.rows = t.rows();
+  m.cols = t.cols();
+  if (dtype_info(t.dtype).is_float) {
+    m.f32 = f32_.view(t);
+  } else {
+    m.input = input_format(t);
+  }
+  return m;
+}
+
 void BlasBackend::prepare(const Model& model) {
+  prepared_ = false;
   require_dtypes(model.weights, name(), supported_dtypes());
   require_run_state_memory(model);  // refuse before allocating
-  config_ = model.config;
-  rope_ = RopeTable(config_);
-  eps_ = static_cast<float>(config_.norm_eps);
-  const bool q8 = model.legacy_weights.format == WeightFormat::q8_0;
-  // Q8_0 files interleave layers; per-layer views keep the int8 weights in the mapping.
-  weights_ =
-      q8 ? to_per_layer(model.legacy_weights, config_) : to_flat(model.legacy_weights, config_);
-  const Config& c = config_;
-  if (q8) {
-    q8_kernel_ = best_q8_kernel();
-    xq_.resize(c.dim, weights_.group_size);
-    aq_.resize(c.q_dim(), weights_.group_size);
-    hq_.resize(c.hidden_dim, weights_.group_size);
+  const Config& c = model.config;
+  const ModelWeights& w = model.weights;
+  const int64_t copies =
+      checked_add(F32Weights::norm_copy_bytes(w), F32Weights::matrix_copy_bytes(w), "f32 copies");
+  if (copies > 0) {
+    require_memory(checked_add(run_state_bytes(c), copies, "blas"),
+                   "the run state and f32 copies of the bf16/f16 weights", available_memory(),
+                   model.source);
   }
+  config_ = c;
+  rope_ = RopeTable(c);
+  eps_ = static_cast<float>(c.norm_eps);
+  steps_ = step_kernels(step_arithmetic(w));
+  kernel_ = best_q8_kernel();
+  f32_.clear();
+  embedding_ = w.token_embedding;
+  layers_.clear();
+  for (const LayerWeights& l : w.layers) {
+    layers_.push_back({f32_.view(l.attention_norm), f32_.view(l.ffn_norm), matrix(l.wq),
+                       matrix(l.wk), matrix(l.wv), matrix(l.wo), matrix(l.w1), matrix(l.w2),
+                       matrix(l.w3)});
+  }
+  final_norm_ = f32_.view(w.final_norm);
+  classifier_ = matrix(w.classifier);
   auto sized = [](std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); };
   sized(x_, c.dim);
   sized(xb_, std::max(c.dim, c.q_dim()));
@@ -66,16 +97,18 @@ void BlasBackend::prepare(const Model& model) {
   val_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
   sized(rope_cos_, rope_.pairs());
   sized(rope_sin_, rope_.pairs());
+  in_.reserve(std::max({c.dim, c.q_dim(), c.hidden_dim}));
+  batch_capacity_ = 0;
   prepared_ = true;
 }
 
-void BlasBackend::attention(int64_t layer, int64_t pos, HeadAttention attend) {
+void BlasBackend::attention(int64_t layer, int64_t pos) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
   const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
   auto head = [&](int64_t h) {
     const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
-    attend(
+    steps_.attend_head(
         std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
         key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
         std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
@@ -93,42 +126,46 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("blas: forward called before prepare");
   const Config& c = config_;
   check_token_position(c, token, pos);
-  if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
   const std::span<float> xb = std::span(xb_).first(sz(dim));         // normed input
   const std::span<float> att = std::span(xb_).first(sz(c.q_dim()));  // attention output
 
-  std::copy_n(weights_.token_embedding.begin() + sz(token * dim), dim, x_.begin());
+  embedding_row(embedding_, token, x_);
   rope_.angles(pos, rope_cos_, rope_sin_);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors w = weights_.layer(c, l);
-    rmsnorm(xb, x_, w.rms_att, eps_);
+    const Layer& w = layers_[sz(l)];
+    steps_.rmsnorm(xb, x_, w.attention_norm, eps_);
 
     const size_t cache_off = sz((l * c.seq_len + pos) * kv_dim);
     std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
     std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
-    matvec(q_, w.wq, xb);
-    matvec(k, w.wk, xb);
-    matvec(v, w.wv, xb);
-    rope_rotate(q_, rope_, rope_cos_, rope_sin_);
-    rope_rotate(k, rope_, rope_cos_, rope_sin_);
+    in_.set(xb);  // quantized once for wq, wk and wv when they want it
+    product(q_, w.wq, in_);
+    product(k, w.wk, in_);
+    product(v, w.wv, in_);
+    steps_.rope_rotate(q_, rope_, rope_cos_, rope_sin_);
+    steps_.rope_rotate(k, rope_, rope_cos_, rope_sin_);
 
-    attention(l, pos, llama::attend_head);
-    matvec(xb2_, w.wo, att);
+    attention(l, pos);
+    in_.set(att);
+    product(xb2_, w.wo, in_);
     for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb2_[sz(i)];
 
-    rmsnorm(xb, x_, w.rms_ffn, eps_);
-    matvec(hb_, w.w1, xb);
-    matvec(hb2_, w.w3, xb);
+    steps_.rmsnorm(xb, x_, w.ffn_norm, eps_);
+    in_.set(xb);
+    product(hb_, w.w1, in_);
+    product(hb2_, w.w3, in_);
     swiglu(hb_, hb2_);
-    matvec(xb, w.w2, hb_);
+    in_.set(hb_);
+    product(xb, w.w2, in_);
     for (int64_t i = 0; i < dim; ++i) x_[sz(i)] += xb[sz(i)];
   }
-  rmsnorm(x_, x_, weights_.rms_final, eps_);
-  matvec(logits_, weights_.wcls, x_);
+  steps_.rmsnorm(x_, x_, final_norm_, eps_);
+  in_.set(x_);
+  product(logits_, classifier_, in_);
   return logits_;
 }
 
@@ -136,21 +173,23 @@ std::string BlasBackend::describe() const {
   std::ostringstream s;
   s << "blas backend: " << threads_ << " thread(s)\n"
     << "  BLAS: " << openblas_description() << "\n"
-    << "  layout: flat, weights read in place from the mapping\n"
-    << "  per layer: rmsnorm, sgemv wq/wk/wv, rope, attention (oneTBB over heads),"
-       " sgemv wo, residual, rmsnorm, sgemv w1/w3, swiglu, sgemv w2, residual\n"
-    << "  final: rmsnorm, sgemv classifier\n";
-  if (prepared_ && weights_.format == WeightFormat::q8_0) {
-    s << "  Q8_0 weights (group size " << weights_.group_size
-      << "): every product quantizes its input per group and runs int8 dot products"
-         " (kernel "
-      << to_string(q8_kernel_) << ", rows split over threads) in place of sgemv\n";
+    << "  per layer: rmsnorm, products wq/wk/wv, rope, attention (oneTBB over heads),"
+       " product wo, residual, rmsnorm, products w1/w3, swiglu, product w2, residual\n"
+    << "  final: rmsnorm, classifier product\n";
+  if (!prepared_) return s.str();
+  s << "  model: " << config_.to_string() << "\n"
+    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic\n";
+  if (classifier_.core()) {
+    s << "  products: " << describe_products(classifier_.tensor, kernel_)
+      << " (the core's kernels, rows split over threads) in place of sgemv\n";
+  } else {
+    s << "  products: f32 sgemv / sgemm, weights read in place from the mapping\n";
   }
-  if (prepared_) {
-    s << "  model: " << config_.to_string() << "\n"
-      << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
-      << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
+  if (f32_.copied_bytes() > 0) {
+    s << "  bf16/f16 weights widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
   }
+  s << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
+    << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
   return s.str();
 }
 

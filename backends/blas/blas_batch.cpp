@@ -1,6 +1,9 @@
-// BlasBackend::forward_batch: the prompt as matrix-matrix products (sgemm),
-// so each weight matrix streams from memory once per batch instead of once
-// per token; attention stays causal, split over (token, head) pairs.
+// BlasBackend::forward_batch: the prompt as matrix-matrix products (sgemm for
+// f32 weights, the core's batch kernels for the others), so each weight
+// matrix streams from memory once per batch instead of once per token;
+// attention stays causal, split over (token, head) pairs. Every (row, token)
+// result of the core's batch kernels equals the one-token product, so int8
+// batch and token-by-token logits are bit-identical.
 #include <cblas.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
@@ -9,6 +12,7 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "openblas_runtime.hpp"
 
@@ -21,8 +25,7 @@ void grow(std::vector<float>& v, int64_t n) {
 
 }  // namespace
 
-void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n,
-                                  HeadAttention attend) {
+void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
   const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
@@ -34,9 +37,10 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n,
       const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
       // Queries and the attention output: rows of q_dim.
       const size_t q_off = static_cast<size_t>(i * q_dim + h * hs);
-      attend(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
-             key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, start_pos + i + 1,
-             scores.local(), std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
+      steps_.attend_head(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
+                         key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+                         start_pos + i + 1, scores.local(),
+                         std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
     });
   });
 }
@@ -50,68 +54,78 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   for (int64_t i = 0; i < n; ++i)
     check_token_position(c, tokens[static_cast<size_t>(i)], start_pos + i);
   if (n == 1 && !all_logits) return forward(tokens[0], start_pos);
-  if (weights_.format == WeightFormat::q8_0) return forward_batch_q8(tokens, start_pos, all_logits);
 
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
-  const int64_t width = std::max(dim, q_dim);
+  const int64_t wide = std::max(dim, q_dim);
   grow(bx_, n * dim);
-  grow(bxb_, n * width);
-  grow(bq_, n * width);
+  grow(bxb_, n * wide);
+  grow(bq_, n * q_dim);
   grow(bh1_, n * hidden);
   grow(bh3_, n * hidden);
+  if (n > batch_capacity_) {
+    bin_.reserve(n, std::max(wide, hidden));
+    grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
+    batch_capacity_ = n;
+  }
 
   for (int64_t i = 0; i < n; ++i) {
-    const auto row = weights_.token_embedding.subspan(
-        static_cast<size_t>(tokens[static_cast<size_t>(i)] * dim), static_cast<size_t>(dim));
-    std::copy(row.begin(), row.end(), bx_.begin() + i * dim);
+    embedding_row(embedding_, tokens[static_cast<size_t>(i)],
+                  std::span(bx_).subspan(static_cast<size_t>(i * dim), static_cast<size_t>(dim)));
   }
   auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
     return std::span<float>(v.data() + i * width, static_cast<size_t>(width));
   };
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors w = weights_.layer(c, l);
-    for (int64_t i = 0; i < n; ++i) rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.rms_att, eps_);
+    const Layer& w = layers_[static_cast<size_t>(l)];
+    for (int64_t i = 0; i < n; ++i)
+      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
 
     // Keys and values land straight in the cache rows of their positions.
     const size_t cache_off = static_cast<size_t>((l * c.seq_len + start_pos) * kv_dim);
     float* k = key_cache_.data() + cache_off;
     float* v = val_cache_.data() + cache_off;
-    matmul(bq_.data(), q_dim, bxb_.data(), w.wq, n, q_dim, dim);
-    matmul(k, kv_dim, bxb_.data(), w.wk, n, kv_dim, dim);
-    matmul(v, kv_dim, bxb_.data(), w.wv, n, kv_dim, dim);
+    bin_.set(bxb_, dim, n, dim);
+    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false);
+    product_batch(k, kv_dim, w.wk, bin_, n, false);
+    product_batch(v, kv_dim, w.wv, bin_, n, false);
     for (int64_t i = 0; i < n; ++i) {
       rope_.angles(start_pos + i, rope_cos_, rope_sin_);
-      rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
-      rope_rotate(std::span<float>(k + i * kv_dim, static_cast<size_t>(kv_dim)), rope_, rope_cos_,
-                  rope_sin_);
+      steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
+      steps_.rope_rotate(std::span<float>(k + i * kv_dim, static_cast<size_t>(kv_dim)), rope_,
+                         rope_cos_, rope_sin_);
     }
 
-    batch_attention(l, start_pos, n, llama::attend_head);
-    // bxb_ now holds the attention output, rows of q_dim.
-    matmul(bx_.data(), dim, bxb_.data(), w.wo, n, dim, q_dim, /*beta=*/1.0f);
+    batch_attention(l, start_pos, n);
+    bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ now holds the attention output, rows of q_dim
+    product_batch(bx_.data(), dim, w.wo, bin_, n, true);
 
-    for (int64_t i = 0; i < n; ++i) rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.rms_ffn, eps_);
-    matmul(bh1_.data(), hidden, bxb_.data(), w.w1, n, hidden, dim);
-    matmul(bh3_.data(), hidden, bxb_.data(), w.w3, n, hidden, dim);
+    for (int64_t i = 0; i < n; ++i)
+      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
+    bin_.set(bxb_, dim, n, dim);
+    product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
+    product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
     swiglu(std::span(bh1_).first(static_cast<size_t>(n * hidden)),
            std::span<const float>(bh3_).first(static_cast<size_t>(n * hidden)));
-    matmul(bx_.data(), dim, bh1_.data(), w.w2, n, dim, hidden, /*beta=*/1.0f);
+    bin_.set(bh1_, hidden, n, hidden);
+    product_batch(bx_.data(), dim, w.w2, bin_, n, true);
   }
 
   // Only the positions whose logits are wanted go through the classifier.
   const int64_t first = all_logits ? 0 : n - 1;
   const int64_t rows = n - first;
   for (int64_t i = first; i < n; ++i)
-    rmsnorm(row(bx_, i, dim), row(bx_, i, dim), weights_.rms_final, eps_);
+    steps_.rmsnorm(row(bx_, i, dim), row(bx_, i, dim), final_norm_, eps_);
   if (!all_logits) {
     std::copy_n(bx_.begin() + first * dim, dim, x_.begin());
-    matvec(logits_, weights_.wcls, x_);
+    in_.set(x_);
+    product(logits_, classifier_, in_);
     return logits_;
   }
   batch_logits_.resize(static_cast<size_t>(rows * c.vocab_size));
-  matmul(batch_logits_.data(), c.vocab_size, bx_.data(), weights_.wcls, rows, c.vocab_size, dim);
+  bin_.set(std::span<const float>(bx_).subspan(static_cast<size_t>(first * dim)), dim, rows, dim);
+  product_batch(batch_logits_.data(), c.vocab_size, classifier_, bin_, rows, false);
   return batch_logits_;
 }
 

@@ -136,7 +136,7 @@ class Compiler {
   // whole floats.
   static size_t quantized_scale_bytes(const Node& n) {
     return static_cast<size_t>(
-        checked_mul(checked_mul(n.rows, n.cols / n.group_size, "graph value"),
+        checked_mul(checked_mul(n.rows, n.cols / n.format.group_size, "graph value"),
                     int64_t{sizeof(float)}, "graph value"));
   }
   static size_t quantized_bytes(const Node& n) {
@@ -210,8 +210,8 @@ class Compiler {
           break;
         }
         case Op::quantize:
-        case Op::matvec_q8:
-          emit_q8(in, w);
+        case Op::matvec_typed:
+          emit_typed(in, w);
           break;
         default:
           in.a = ref(w.args[0]);
@@ -223,20 +223,22 @@ class Compiler {
       plan.outputs.push_back({o.name, o.value, ref(o.value)});
   }
 
-  // in.out (quantize) or in.a (matvec_q8) is a quantized value: its scales at
-  // the ref's offset, its i8 values after them.
-  void emit_q8(Instruction& in, const Work& w) const {
-    const ValueId q = w.op == Op::quantize ? in.value : w.args[1];
-    const Node& qn = node(q);
-    in.group_size = qn.group_size;
-    in.q_values = offset_[at(q)] + quantized_scale_bytes(qn);
+  // in.out (quantize) or in.a (matvec_typed on a quantized input) is a
+  // quantized value: its scales at the ref's offset, its i8 values after them.
+  void emit_typed(Instruction& in, const Work& w) const {
     if (w.op == Op::quantize) {
+      const Node& qn = node(in.value);
+      in.format = qn.format;
+      in.q_values = offset_[at(in.value)] + quantized_scale_bytes(qn);
       in.a = ref(w.args[0]);
       return;
     }
     const Node& wn = node(w.args[0]);
-    in.a = ref(q);
-    in.qw = wn.qdata;
+    const ValueId x = w.args[1];
+    in.a = ref(x);
+    in.format = wn.format;
+    if (wn.format.quantized()) in.q_values = offset_[at(x)] + quantized_scale_bytes(node(x));
+    in.tw = wn.tensor;
     in.w_rows = wn.rows;
     in.w_cols = wn.cols;
     in.q8_kernel = o_.q8_kernel;
@@ -246,7 +248,7 @@ class Compiler {
     const Node& n = node(a);
     std::ostringstream s;
     if (n.op == Op::weight) {
-      s << n.name << (n.group_size > 0 ? " q8_0" : "")
+      s << n.name << (n.tensor.empty() ? "" : std::string(" ") + to_string(n.tensor.dtype))
         << shape_text(n.rows, n.cols, n.vector_weight);
     } else {
       s << "%" << a;
@@ -264,8 +266,8 @@ class Compiler {
       s << (i == 0 ? " " : ", ") << operand(work_[v].args[i]);
     }
     if (work_[v].op == Op::slice) s << "[" << n.begin << ":" << n.begin + n.cols << "]";
-    if (work_[v].op == Op::quantize) s << " by " << n.group_size;
-    s << " : " << (work_[v].op == Op::quantize ? "q8_0" : "")
+    if (work_[v].op == Op::quantize) s << " as " << to_string(n.format);
+    s << " : " << (work_[v].op == Op::quantize ? "i8" : "")
       << (g_.tokens() == 1 ? shape_text(1, n.cols, true) : shape_text(n.rows, n.cols, false));
     return s.str();
   }

@@ -12,7 +12,7 @@ namespace llama::graph {
 
 struct CompileOptions {
   bool fuse_residual_add = true;
-  Q8Kernel q8_kernel = best_q8_kernel();  // for matvec_q8 (both give identical bits)
+  Q8Kernel q8_kernel = best_q8_kernel();  // for matvec_typed (every kernel gives the same bits)
 };
 
 Plan compile(const Graph& graph, const CompileOptions& options = {});

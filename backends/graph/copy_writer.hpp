@@ -1,6 +1,7 @@
 // Filling a weight copy front to back from the originals, handing each piece
 // of an original to a callback once it is copied (the backend drops its pages
-// there, so originals and copies are never all resident).
+// there, so originals and copies are never all resident). bf16 and f16
+// originals are widened exactly to f32 on the way.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <string>
 
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama::graph {
 
@@ -33,16 +36,10 @@ class CopyWriter {
   CopyWriter(std::span<T> dst, const CopiedFn& copied) : dst_(dst), copied_(copied) {}
 
   // Throws Error naming `name` when `src` is not `expected` elements long.
-  void append(std::span<const T> src, int64_t expected, const char* name) {
-    if (expected < 0 || src.size() != static_cast<size_t>(expected)) {
-      throw Error(std::string("graph: ") + name + " holds " + std::to_string(src.size()) +
-                  " values, expected " + std::to_string(expected));
-    }
-    if (src.size() > dst_.size() - used_) throw Error("graph: weight copies overflow");
+  void append(std::span<const T> src, int64_t expected, const std::string& name) {
+    check(src.size(), expected, name);
     while (!src.empty()) {
-      const auto address = reinterpret_cast<uintptr_t>(src.data());
-      const size_t to_boundary = (kPieceBytes - address % kPieceBytes) / sizeof(T);
-      const size_t n = std::max<size_t>(1, std::min(src.size(), to_boundary));
+      const size_t n = piece(src.data(), sizeof(T), src.size());
       std::copy_n(src.begin(), n, dst_.begin() + static_cast<std::ptrdiff_t>(used_));
       used_ += n;
       copied_(std::as_bytes(src.first(n)));
@@ -50,7 +47,44 @@ class CopyWriter {
     }
   }
 
+  // `t`'s values in f32 (t f32, bf16 or f16; widened exactly), `expected` of them.
+  void append_f32(const Tensor& t, int64_t expected) requires std::is_same_v<T, float> {
+    if (t.dtype == DType::f32) {
+      append(t.f32(), expected, t.name);
+      return;
+    }
+    const auto bytes_per = static_cast<size_t>(dtype_info(t.dtype).block_bytes);
+    check(static_cast<size_t>(t.elements()), expected, t.name);
+    const int64_t cols = t.cols();
+    // Whole rows at a time, cut where a piece of the source ends.
+    int64_t row = 0;
+    while (row < t.rows()) {
+      const std::byte* at = t.data.data() + static_cast<size_t>(row * cols) * bytes_per;
+      const size_t values = piece(at, bytes_per, static_cast<size_t>((t.rows() - row) * cols));
+      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(values) / cols);
+      const auto n = static_cast<size_t>(rows * cols);
+      dequantize_rows(t, row, row + rows, dst_.subspan(used_, n));
+      used_ += n;
+      copied_(std::span<const std::byte>(at, n * bytes_per));
+      row += rows;
+    }
+  }
+
  private:
+  void check(size_t size, int64_t expected, const std::string& name) const {
+    if (expected < 0 || size != static_cast<size_t>(expected)) {
+      throw Error("graph: " + name + " holds " + std::to_string(size) + " values, expected " +
+                  std::to_string(expected));
+    }
+    if (size > dst_.size() - used_) throw Error("graph: weight copies overflow");
+  }
+  // Elements of `elem_bytes` from `p` up to the next piece boundary (at least one).
+  static size_t piece(const void* p, size_t elem_bytes, size_t available) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    const size_t to_boundary = (kPieceBytes - address % kPieceBytes) / elem_bytes;
+    return std::max<size_t>(1, std::min(available, to_boundary));
+  }
+
   std::span<T> dst_;
   const CopiedFn& copied_;
   size_t used_ = 0;

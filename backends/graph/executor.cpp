@@ -5,7 +5,7 @@
 
 #include "kernels.hpp"
 #include "llama/error.hpp"
-#include "q8_ops.hpp"
+#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {
@@ -93,8 +93,8 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
     case Op::quantize:
       per_token(tokens, [&](int64_t t) { run_quantize(in, arena, t); });
       break;
-    case Op::matvec_q8:
-      run_matvec_q8(*this, in, arena, tokens);
+    case Op::matvec_typed:
+      run_matvec_typed(*this, in, arena, tokens);
       break;
     default:
       throw Error(std::string("graph: no kernel for ") + op_name(in.op));

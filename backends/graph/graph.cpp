@@ -28,8 +28,8 @@ const char* op_name(Op op) {
       return "rmsnorm_fma";
     case Op::quantize:
       return "quantize";
-    case Op::matvec_q8:
-      return "matvec_q8";
+    case Op::matvec_typed:
+      return "matvec_typed";
   }
   return "?";
 }
@@ -101,7 +101,7 @@ ValueId Graph::weight_vector(const std::string& name, std::span<const float> dat
 ValueId Graph::matvec(ValueId w, ValueId x) {
   const Node& wn = node(w);
   const Node& xn = activation(x, "matvec");
-  if (wn.op != Op::weight || wn.vector_weight || wn.group_size > 0 || wn.cols != xn.cols) {
+  if (wn.op != Op::weight || wn.vector_weight || !wn.tensor.empty() || wn.cols != xn.cols) {
     throw Error("graph: matvec needs an f32 matrix [rows x " + std::to_string(xn.cols) +
                 "], got %" + std::to_string(w));
   }

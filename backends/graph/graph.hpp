@@ -1,7 +1,8 @@
 // The graph IR: a builder of SSA values (each defined once, with a shape) for the
 // position-independent work of a transformer layer. Activations are [tokens, width]
 // (one row per token; tokens is fixed per graph); weights are [rows, cols] matrices
-// or [n] vectors viewed in place, never copied.
+// or [n] vectors viewed in place, never copied: f32 ones, or typed tensors in
+// any dtype with core product kernels (kernels/products.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "llama/legacy_weights.hpp"
+#include "llama/kernels/products.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama::graph {
 
@@ -24,10 +26,10 @@ enum class Op {
   add,         // y = a + b
   swiglu,      // y = silu(a) * b
   slice,       // columns [begin, begin + width) of x, a view without a copy
-  // Q8_0 (runq.c's numerics, q8_ops.cpp):
-  rmsnorm_fma,  // rmsnorm with runq.c's f32 FMA sum of squares (llama::q8::rmsnorm)
-  quantize,     // f32 x -> Q8_0 x per group of group_size (i8 values + f32 scales)
-  matvec_q8,    // y = x W^T for a Q8_0 matrix W and a quantized x (int32 sums per group)
+  // Typed weights (the core's product kernels, typed_ops.cpp) and runq.c's numerics:
+  rmsnorm_fma,   // rmsnorm with runq.c's f32 FMA sum of squares (llama::q8::rmsnorm)
+  quantize,      // f32 x -> x in a quantized InputFormat (i8 values + f32 scales per group)
+  matvec_typed,  // y = x W^T for typed W, x f32 or quantized as W's dtype reads it
 };
 
 const char* op_name(Op op);
@@ -42,8 +44,8 @@ struct Node {
   bool vector_weight = false;   // weights: printed as [cols]
   int64_t begin = 0;            // slice: first column
   float eps = 0;                // rmsnorm, rmsnorm_fma
-  QuantizedTensor qdata;        // Q8_0 weights: i8 [rows, cols] + f32 scales
-  int64_t group_size = 0;       // Q8_0 weights and quantize values (> 0 marks them)
+  Tensor tensor;                // typed weights (non-empty marks them)
+  InputFormat format;           // typed weights: what their products read; quantize: its output
 };
 
 struct GraphOutput {
@@ -60,16 +62,17 @@ class Graph {
   ValueId weight(const std::string& name, std::span<const float> data, int64_t rows, int64_t cols);
   // A vector f32 [n] (RMSNorm gains).
   ValueId weight_vector(const std::string& name, std::span<const float> data);
-  // A Q8_0 matrix [rows, cols], row-major, viewed in place.
-  ValueId weight_q8(const std::string& name, const QuantizedTensor& data, int64_t rows,
-                    int64_t cols);
+  // A typed matrix [rows, cols] (tensor.rows(), tensor.cols()), viewed in place;
+  // its dtype must have core product kernels.
+  ValueId weight_typed(const std::string& name, const Tensor& tensor);
   ValueId matvec(ValueId w, ValueId x);
   // eps: float(Config::norm_eps).
   ValueId rmsnorm(ValueId x, ValueId w, float eps);
   ValueId rmsnorm_fma(ValueId x, ValueId w, float eps);
-  // A quantized value: only matvec_q8 reads it.
-  ValueId quantize(ValueId x, int64_t group_size);
-  ValueId matvec_q8(ValueId w, ValueId xq);
+  // A quantized value: only matvec_typed reads it.
+  ValueId quantize(ValueId x, const InputFormat& format);
+  // x: quantized in w's format when w's products want that, else f32.
+  ValueId matvec_typed(ValueId w, ValueId x);
   ValueId add(ValueId a, ValueId b);
   ValueId swiglu(ValueId gate, ValueId up);
   ValueId slice(ValueId x, int64_t begin, int64_t width);

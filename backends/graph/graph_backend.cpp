@@ -12,6 +12,7 @@
 #include "layer_graphs.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/rope.hpp"
@@ -69,26 +70,25 @@ const BackendRegistrar kRegistrar{
 GraphBackend::GraphBackend(const BackendOptions& options)
     : exec_(resolve_threads(options.threads)) {}
 
+DTypeSet GraphBackend::supported_dtypes() const {
+  DTypeSet s = product_dtypes();  // every dtype the core has product kernels for
+  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
+}
+
 PlanSet GraphBackend::build_plans(int64_t tokens) const {
   const Config& c = config_;
   PlanSet p;
   p.tokens = tokens;
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors w = weights_.layer(c, l);
-    if (q8_) {
-      const QuantizedLayerTensors& qw = quantized_.layer(l);
-      p.attention_in.push_back(
-          compile(attention_in_graph_q8(c, w, qw, weights_.group_size, tokens)));
-      p.feed_forward.push_back(
-          compile(feed_forward_graph_q8(c, w, qw, weights_.group_size, tokens)));
-      continue;
-    }
-    const StackedLayer& s = stacked_.layer(l);
-    p.attention_in.push_back(compile(attention_in_graph(c, w, s, tokens)));
-    p.feed_forward.push_back(compile(feed_forward_graph(c, w, s, tokens)));
+    const LayerCopy& w = copies_.layer(l);
+    const auto at = static_cast<size_t>(l);
+    p.attention_in.push_back(
+        compile(attention_in_graph(c, arithmetic_, attention_norms_[at], w, tokens)));
+    p.feed_forward.push_back(
+        compile(feed_forward_graph(c, arithmetic_, ffn_norms_[at], w, tokens)));
   }
-  p.classifier = compile(q8_ ? classifier_graph_q8(c, weights_, quantized_.classifier(), tokens)
-                             : classifier_graph(c, weights_, stacked_.classifier(), tokens));
+  p.classifier =
+      compile(classifier_graph(c, arithmetic_, final_norm_, copies_.classifier(), tokens));
   p.att_x = common_ref(p.attention_in, true, "x");
   p.q = common_ref(p.attention_in, false, "q");
   p.k = common_ref(p.attention_in, false, "k");
@@ -110,25 +110,34 @@ void GraphBackend::prepare(const Model& model) {
   prepared_ = false;
   decode_ = {};
   batch_ = {};
-  stacked_ = {};
-  quantized_ = {};
+  copies_ = {};
+  norms_.clear();
   require_dtypes(model.weights, name(), supported_dtypes());
   require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
-  // Q8_0 weights run in runq.c's arithmetic.
-  q8_ = model.legacy_weights.format == WeightFormat::q8_0;
   config_ = model.config;
   const Config& c = config_;
-  // Beyond run.c's run state: the weight copies and the batch scores.
-  weights_ = to_per_layer(model.legacy_weights, c);
+  const ModelWeights& w = model.weights;
+  // runq.c's arithmetic for llama2.c's Q8_0 weights, run.c's otherwise.
+  arithmetic_ = step_arithmetic(w);
+  steps_ = step_kernels(arithmetic_);
+  // Beyond run.c's run state: the weight copies (bf16/f16 widened), the norms
+  // widened, and the batch scores.
   const int64_t copy_bytes =
-      q8_ ? QuantizedCopies::bytes(weights_, c)
-          : checked_mul(StackedWeights::floats(c), int64_t{sizeof(float)}, "weight copies");
+      checked_add(WeightCopies::bytes(w, c), F32Weights::norm_copy_bytes(w), "weight copies");
   const int64_t scores_bytes =
       checked_mul(checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores"),
                   int64_t{sizeof(float)}, "scores");
   require_memory(
       checked_add(run_state_bytes(c), checked_add(copy_bytes, scores_bytes, "graph"), "graph"),
       "the run state, weight copies and batch scores", available_memory(), model.source);
+  embedding_ = w.token_embedding;
+  attention_norms_.clear();
+  ffn_norms_.clear();
+  for (const LayerWeights& l : w.layers) {
+    attention_norms_.push_back(norms_.view(l.attention_norm));
+    ffn_norms_.push_back(norms_.view(l.ffn_norm));
+  }
+  final_norm_ = norms_.view(w.final_norm);
   // The originals are not read again (but for token embedding rows, which
   // fault back in one at a time): drop their pages as each is copied, so
   // originals and copies are never all resident.
@@ -142,11 +151,7 @@ void GraphBackend::prepare(const Model& model) {
   const auto run_parts = [&](int64_t parts, const std::function<void(int64_t)>& copy_part) {
     exec_.for_each(parts, true, copy_part);
   };
-  if (q8_) {
-    quantized_ = QuantizedCopies(weights_, c, release, run_parts);
-  } else {
-    stacked_ = StackedWeights(weights_, c, release, run_parts);
-  }
+  copies_ = WeightCopies(w, c, release, run_parts);
   released_bytes_ = released;
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
@@ -169,10 +174,10 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
     const int64_t t = task / heads, h = task % heads;
     const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
     const float* qh = q + t * q_ld + h * hs;
-    (q8_ ? q8::attend_head : attend_head)(
-        {qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-        start_pos + t + 1, scores_.span().subspan(sz(task * c.seq_len), sz(c.seq_len)),
-        {out + t * out_ld + h * hs, sz(hs)});
+    steps_.attend_head({qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+                       start_pos + t + 1,
+                       scores_.span().subspan(sz(task * c.seq_len), sz(c.seq_len)),
+                       {out + t * out_ld + h * hs, sz(hs)});
   };
   // Threads pay off once the cache is long enough.
   const int64_t work = n * (start_pos + n) * hs * heads;
@@ -197,9 +202,8 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
       float* q = a1 + p.q.offset + t * p.q.ld;
       float* k = a1 + p.k.offset + t * p.k.ld;
       const float* v = a1 + p.v.offset + t * p.v.ld;
-      const auto rotate = q8_ ? q8::rope_rotate : rope_rotate;
-      rotate({q, sz(c.q_dim())}, rope_, cos_t, sin_t);
-      rotate({k, sz(kv_dim)}, rope_, cos_t, sin_t);
+      steps_.rope_rotate({q, sz(c.q_dim())}, rope_, cos_t, sin_t);
+      steps_.rope_rotate({k, sz(kv_dim)}, rope_, cos_t, sin_t);
       const size_t cache_off = sz((l * c.seq_len + start_pos + t) * kv_dim);
       std::memcpy(key_cache_.data() + cache_off, k, sz(kv_dim) * sizeof(float));
       std::memcpy(val_cache_.data() + cache_off, v, sz(kv_dim) * sizeof(float));
@@ -215,8 +219,7 @@ std::span<const float> GraphBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("graph: forward called before prepare");
   const Config& c = config_;
   check_token_position(c, token, pos);
-  std::memcpy(x_.data(), weights_.token_embedding.data() + sz(token * c.dim),
-              sz(c.dim) * sizeof(float));
+  embedding_row(embedding_, token, std::span(x_).first(sz(c.dim)));
   run_layers(decode_, 1, pos);
   float* a3 = decode_.classifier_arena.data();
   std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
@@ -237,9 +240,8 @@ std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> toke
   for (int64_t done = 0; done < n; done += kBatchTokens) {
     const int64_t m = std::min(kBatchTokens, n - done);
     for (int64_t t = 0; t < m; ++t) {
-      std::memcpy(x_.data() + t * c.dim,
-                  weights_.token_embedding.data() + sz(tokens[sz(done + t)] * c.dim),
-                  sz(c.dim) * sizeof(float));
+      embedding_row(embedding_, tokens[sz(done + t)],
+                    std::span(x_).subspan(sz(t * c.dim), sz(c.dim)));
     }
     run_layers(batch_, m, start_pos + done);
     last_rows = m;

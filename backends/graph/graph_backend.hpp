@@ -9,11 +9,12 @@
 
 #include "executor.hpp"
 #include "llama/backend.hpp"
+#include "llama/f32_weights.hpp"
 #include "llama/kernels/rope.hpp"
+#include "llama/kernels/steps.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
-#include "quantized_copies.hpp"
-#include "stacked_weights.hpp"
+#include "weight_copies.hpp"
 
 namespace llama::graph {
 
@@ -41,7 +42,7 @@ class GraphBackend final : public InferenceBackend {
   explicit GraphBackend(const BackendOptions& options);
 
   std::string name() const override { return "graph"; }
-  DTypeSet supported_dtypes() const override { return {DType::f32, DType::q8_0}; }
+  DTypeSet supported_dtypes() const override;
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
   std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
@@ -61,14 +62,17 @@ class GraphBackend final : public InferenceBackend {
 
   Executor exec_;
   Config config_;
-  TransformerWeights weights_;  // per-layer views into the model
-  StackedWeights stacked_;      // f32 copies of every matrix (empty for Q8_0)
-  QuantizedCopies quantized_;   // int8 copies of every matrix (Q8_0 only)
-  PlanSet decode_;              // tokens = 1
-  PlanSet batch_;               // tokens = kBatchTokens
+  StepArithmetic arithmetic_ = StepArithmetic::run_c;  // run.c's, or runq.c's for Q8_0 weights
+  StepKernels steps_{};
+  Tensor embedding_;  // read a row per token, in place
+  F32Weights norms_;  // the RMSNorm gains as f32 (bf16/f16 ones widened)
+  std::vector<std::span<const float>> attention_norms_, ffn_norms_;  // f32 [dim] per layer
+  std::span<const float> final_norm_;                                // f32 [dim]
+  WeightCopies copies_;  // every matrix: f32 (stacked where float) or typed, huge pages
+  PlanSet decode_;       // tokens = 1
+  PlanSet batch_;        // tokens = kBatchTokens
   bool prepared_ = false;
-  bool q8_ = false;  // Q8_0 weights: runq.c's forward pass (int8 plans, f32 FMA rope/attention)
-  size_t released_bytes_ = 0;  // resident bytes of the stacked originals dropped at prepare
+  size_t released_bytes_ = 0;  // resident bytes of the originals dropped at prepare
 
   std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
   UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "graph_backend.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products.hpp"
 
 namespace llama::graph {
 namespace {
@@ -22,26 +22,29 @@ std::string GraphBackend::describe() const {
   s << "graph backend: " << exec_.threads() << " thread(s) in one oneTBB task_arena\n";
   if (!prepared_) return s.str() + "  not prepared\n";
   const Config& c = config_;
-  if (q8_) {
-    s << "  model: " << c.to_string() << "\n"
-      << "  weights: Q8_0 in groups of " << weights_.group_size
-      << ", int8 matrices and scales copied into huge pages (" << std::fixed << std::setprecision(1)
-      << mib(quantized_.bytes()) << " MiB, not stacked); " << mib(released_bytes_)
-      << " MiB of the originals' pages dropped from the mapping\n"
-      << "  matvec_q8: activations quantized per group (runq.c), int32 sums per group ("
-      << to_string(decode_.classifier.instructions.back().q8_kernel)
-      << " kernel), rows split across threads; RMSNorm, rope and attention in runq.c's f32 "
-         "FMAs\n";
-  } else {
-    s << "  model: " << c.to_string() << "\n"
-      << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.q_dim() + 2 * c.kv_dim() << "x"
-      << c.dim << "], w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim
-      << "]; these, wo, w2 and wcls copied into one block of huge pages (" << std::fixed
-      << std::setprecision(1) << mib(stacked_.bytes()) << " MiB); norms read in place; "
-      << mib(released_bytes_) << " MiB of the originals' pages dropped from the mapping\n"
-      << "  matvec: f32 weights; decode sums in double lanes (AVX-512), 8 rows per pass; "
-         "batches in f32 (packed 48-row panels, 48 rows x 8 tokens per register tile); rows "
-         "split across threads; RMSNorm and attention dots in double\n";
+  const LayerCopy& first = copies_.layer(0);
+  s << "  model: " << c.to_string() << "\n"
+    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic\n";
+  s << "  weights: copied into huge pages (" << std::fixed << std::setprecision(1)
+    << mib(copies_.f32_bytes()) << " MiB f32, " << mib(copies_.typed_bytes())
+    << " MiB in their own dtype); " << mib(released_bytes_)
+    << " MiB of the originals' pages dropped from the mapping; norms "
+    << (norms_.copied_bytes() > 0 ? "widened to f32" : "read in place") << "\n";
+  if (!first.wqkv.empty()) {
+    s << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.q_dim() + 2 * c.kv_dim() << "x"
+      << c.dim << "]";
+    if (!first.w13.empty()) s << ", w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "]";
+    s << "\n  matvec: f32 weights (bf16/f16 widened exactly in the copy); decode sums in double"
+         " lanes (AVX-512), 8 rows per pass; batches in f32 (packed 48-row panels, 48 rows x 8"
+         " tokens per register tile); rows split across threads\n";
+  }
+  const MatrixCopy& cls = copies_.classifier();
+  const MatrixCopy& typed = first.wq.typed() ? first.wq : cls;
+  if (typed.typed()) {
+    const Q8Kernel kernel = decode_.classifier.instructions.back().q8_kernel;
+    s << "  matvec_typed: " << describe_products(typed.tensor, kernel)
+      << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
+         " threads\n";
   }
   s << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"

@@ -21,7 +21,7 @@ struct ArenaRef {
 };
 
 struct Instruction {
-  Op op = Op::input;  // matvec, matvec_add, rmsnorm, add, swiglu
+  Op op = Op::input;  // matvec, matvec_add, rmsnorm, add, swiglu, quantize, matvec_typed
   ValueId value = 0;  // the graph value it defines
   ArenaRef out;
   ArenaRef a;                // matvec: x; rmsnorm: x; add/swiglu: first operand
@@ -30,11 +30,11 @@ struct Instruction {
   int64_t w_rows = 0;
   int64_t w_cols = 0;
   float eps = 0;  // rmsnorm, rmsnorm_fma
-  // Q8_0 ops. A quantized value is f32 scales [tokens, cols / group_size] at its
-  // ArenaRef's offset, then i8 values [tokens, cols] at byte offset q_values.
-  QuantizedTensor qw;      // matvec_q8: i8 [w_rows, w_cols] + f32 scales, in place
-  int64_t group_size = 0;  // quantize, matvec_q8
-  size_t q_values = 0;     // bytes from the arena start: quantize: out's values; matvec_q8: a's
+  // Typed ops. A quantized value is f32 scales [tokens, cols / group_size] at
+  // its ArenaRef's offset, then i8 values [tokens, cols] at byte offset q_values.
+  Tensor tw;            // matvec_typed: the weights, in place
+  InputFormat format;   // quantize: its output; matvec_typed: what a holds
+  size_t q_values = 0;  // bytes from the arena start: quantize: out's values; matvec_typed: a's
   Q8Kernel q8_kernel = Q8Kernel::portable;
 };
 

@@ -5,7 +5,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 
@@ -14,52 +18,59 @@ namespace {
 
 using Vec = std::vector<float>;
 
-// out[rows] = W[rows, cols] x[cols], summed in double.
-void matvec(float* out, std::span<const float> w, const float* x, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    double sum = 0.0;
-    for (int64_t c = 0; c < cols; ++c) sum += double(w[size_t(r * cols + c)]) * double(x[c]);
-    out[r] = float(sum);
-  }
-}
-
-void rmsnorm(float* out, const float* x, std::span<const float> w, int64_t n, double eps) {
-  double ss = 0.0;
-  for (int64_t i = 0; i < n; ++i) ss += double(x[i]) * double(x[i]);
-  const double scale = 1.0 / std::sqrt(ss / double(n) + eps);
-  for (int64_t i = 0; i < n; ++i) out[i] = float(double(w[size_t(i)]) * (scale * double(x[i])));
-}
-
-// Rotates each pair (a, b) of each head of `v` (the rope table's layout) by the
-// angles cos_v, sin_v (RopeTable::angles: f32, as run.c and transformers
-// compute them), in double.
-void rope(float* v, int64_t n, const RopeTable& table, const Vec& cos_v, const Vec& sin_v) {
-  for (int64_t h = 0; h < n; h += table.head_dim()) {
-    for (int64_t i = 0; i < table.pairs(); ++i) {
-      const double c = cos_v[size_t(i)], s = sin_v[size_t(i)];
-      const auto [a, b] = table.pair(i);
-      const double v0 = v[h + a], v1 = v[h + b];
-      v[h + a] = float(v0 * c - v1 * s);
-      v[h + b] = float(v0 * s + v1 * c);
-    }
-  }
-}
-
 const BackendRegistrar kRegistrar{
     "reference", "plain loops accumulating in double, single-threaded; the conformance oracle",
     [](const BackendOptions&) { return std::make_unique<ReferenceBackend>(); }};
 
 }  // namespace
 
+DTypeSet ReferenceBackend::supported_dtypes() const {
+  DTypeSet s = product_dtypes();  // every dtype the core has product kernels for
+  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
+}
+
+ReferenceBackend::Matrix ReferenceBackend::matrix(const Tensor& t) {
+  Matrix m;
+  m.tensor = t;
+  m.rows = t.rows();
+  m.cols = t.cols();
+  if (dtype_info(t.dtype).is_float) {
+    m.f32 = f32_.view(t);
+  } else {
+    m.input = input_format(t);
+  }
+  return m;
+}
+
 void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   require_dtypes(model.weights, name(), supported_dtypes());
-  require_run_state_memory(model);  // refuse before allocating
-  config_ = model.config;
-  rope_ = RopeTable(config_);
-  weights_ = to_per_layer(model.legacy_weights, config_);
-  const Config& c = config_;
-  auto zeros = [](Vec& v, int64_t n) { v.assign(size_t(n), 0.0f); };
+  const Config& c = model.config;
+  // Refuse before allocating: the run state, then with the widened bf16/f16 copies.
+  require_run_state_memory(model);
+  const int64_t copies = checked_add(F32Weights::norm_copy_bytes(model.weights),
+                                     F32Weights::matrix_copy_bytes(model.weights), "copies");
+  if (copies > 0) {
+    require_memory(checked_add(run_state_bytes(c), copies, "reference"),
+                   "the run state and f32 copies of the bf16/f16 weights", available_memory(),
+                   model.source);
+  }
+  config_ = c;
+  rope_ = RopeTable(c);
+  arithmetic_ = step_arithmetic(model.weights);
+  f32_.clear();
+  const ModelWeights& w = model.weights;
+  embedding_ = w.token_embedding;
+  layers_.clear();
+  for (const LayerWeights& l : w.layers) {
+    layers_.push_back({f32_.view(l.attention_norm), f32_.view(l.ffn_norm), matrix(l.wq),
+                       matrix(l.wk), matrix(l.wv), matrix(l.wo), matrix(l.w1), matrix(l.w2),
+                       matrix(l.w3)});
+  }
+  final_norm_ = f32_.view(w.final_norm);
+  classifier_ = matrix(w.classifier);
+  const auto zeros = [](Vec& v, int64_t n) { v.assign(size_t(n), 0.0f); };
+  const int64_t wide = std::max({c.dim, c.q_dim(), c.hidden_dim});
   zeros(x_, c.dim);
   zeros(xb_, std::max(c.dim, c.q_dim()));
   zeros(q_, c.q_dim());
@@ -72,93 +83,180 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(val_cache_, c.kv_cache_floats() / 2);
   zeros(rope_cos_, rope_.pairs());
   zeros(rope_sin_, rope_.pairs());
-  if (weights_.format == WeightFormat::q8_0) {
-    xq_.resize(c.dim, weights_.group_size);
-    aq_.resize(c.q_dim(), weights_.group_size);
-    hq_.resize(c.hidden_dim, weights_.group_size);
-  }
+  xq_.assign(size_t(wide), 0);
+  zeros(xq_scales_, wide);
   prepared_ = true;
+}
+
+void ReferenceBackend::matmul(std::span<float> out, const Matrix& w, std::span<const float> x) {
+  if (!w.input.quantized()) {
+    if (!w.f32.empty()) {
+      for (int64_t r = 0; r < w.rows; ++r) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < w.cols; ++c) {
+          sum += double(w.f32[size_t(r * w.cols + c)]) * double(x[size_t(c)]);
+        }
+        out[size_t(r)] = float(sum);
+      }
+      return;
+    }
+    matvec_rows(out, w.tensor, {x, {}}, 0, w.rows, Q8Kernel::portable);  // core kernel, f32 input
+    return;
+  }
+  // runq.c: quantize the input per group, then the int8 product.
+  const auto n = size_t(w.cols), groups = n / size_t(w.input.group_size);
+  const std::span<int8_t> values = std::span(xq_).first(n);
+  const std::span<float> scales = std::span(xq_scales_).first(groups);
+  quantize_input(w.input, x.first(n), values, scales);
+  matvec_rows(out, w.tensor, {{}, Q8View(values, scales, w.input.group_size)}, 0, w.rows,
+              Q8Kernel::portable);
+}
+
+void ReferenceBackend::rmsnorm(std::span<float> out, std::span<const float> x,
+                               std::span<const float> w) {
+  if (arithmetic_ == StepArithmetic::runq_c) {
+    q8::rmsnorm(out, x, w, static_cast<float>(config_.norm_eps));
+    return;
+  }
+  const auto n = int64_t(x.size());
+  double ss = 0.0;
+  for (int64_t i = 0; i < n; ++i) ss += double(x[size_t(i)]) * double(x[size_t(i)]);
+  const double scale = 1.0 / std::sqrt(ss / double(n) + config_.norm_eps);
+  for (int64_t i = 0; i < n; ++i) {
+    out[size_t(i)] = float(double(w[size_t(i)]) * (scale * double(x[size_t(i)])));
+  }
+}
+
+// Rotates each pair (a, b) of each head (the rope table's layout) by this
+// position's angles (RopeTable::angles: f32, as run.c and transformers compute
+// them), in double; runq.c's FMAs for Q8_0 models.
+void ReferenceBackend::rope(std::span<float> v) {
+  if (arithmetic_ == StepArithmetic::runq_c) {
+    q8::rope_rotate(v, rope_, rope_cos_, rope_sin_);
+    return;
+  }
+  for (size_t h = 0; h < v.size(); h += size_t(rope_.head_dim())) {
+    for (int64_t i = 0; i < rope_.pairs(); ++i) {
+      const double c = rope_cos_[size_t(i)], s = rope_sin_[size_t(i)];
+      const auto [a, b] = rope_.pair(i);
+      const double v0 = v[h + size_t(a)], v1 = v[h + size_t(b)];
+      v[h + size_t(a)] = float(v0 * c - v1 * s);
+      v[h + size_t(b)] = float(v0 * s + v1 * c);
+    }
+  }
+}
+
+// Each query head attends over positions 0..pos of its kv head; the output
+// goes to xb_ [q_dim].
+void ReferenceBackend::attention(int64_t l, int64_t pos) {
+  const Config& c = config_;
+  const int64_t kv_dim = c.kv_dim(), hs = c.head_size();
+  for (int64_t h = 0; h < c.n_heads; ++h) {
+    const float* qh = q_.data() + h * hs;
+    const int64_t kv_off = l * c.seq_len * kv_dim + (h / c.kv_mul()) * hs;
+    const float* keys = key_cache_.data() + kv_off;
+    const float* vals = val_cache_.data() + kv_off;
+    if (arithmetic_ == StepArithmetic::runq_c) {
+      q8::attend_head({qh, size_t(hs)}, keys, vals, kv_dim, pos + 1, att_,
+                      std::span(xb_).subspan(size_t(h * hs), size_t(hs)));
+      continue;
+    }
+    double max_score = -INFINITY;
+    for (int64_t t = 0; t <= pos; ++t) {
+      double s = 0.0;
+      for (int64_t i = 0; i < hs; ++i) s += double(qh[i]) * double(keys[t * kv_dim + i]);
+      att_[size_t(t)] = float(s / std::sqrt(double(hs)));
+      max_score = std::max(max_score, double(att_[size_t(t)]));
+    }
+    double sum = 0.0;
+    for (int64_t t = 0; t <= pos; ++t) sum += std::exp(double(att_[size_t(t)]) - max_score);
+    for (int64_t i = 0; i < hs; ++i) {
+      double acc = 0.0;
+      for (int64_t t = 0; t <= pos; ++t) {
+        acc += std::exp(double(att_[size_t(t)]) - max_score) / sum * double(vals[t * kv_dim + i]);
+      }
+      xb_[size_t(h * hs + i)] = float(acc);
+    }
+  }
+}
+
+// hb = silu(hb) * hb2: in double, or runq.c's f32.
+void ReferenceBackend::swiglu() {
+  if (arithmetic_ == StepArithmetic::runq_c) {
+    llama::swiglu(hb_, hb2_);
+    return;
+  }
+  for (size_t i = 0; i < hb_.size(); ++i) {
+    const double a = hb_[i];
+    hb_[i] = float(a / (1.0 + std::exp(-a)) * double(hb2_[i]));
+  }
 }
 
 std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("reference: forward called before prepare");
   check_token_position(config_, token, pos);
-  if (weights_.format == WeightFormat::q8_0) return forward_q8(token, pos);
   const Config& c = config_;
-  const int64_t dim = c.dim, hidden = c.hidden_dim, kv_dim = c.kv_dim(), hs = c.head_size();
-  const int64_t q_dim = c.q_dim();
+  const int64_t dim = c.dim, kv_dim = c.kv_dim();
+  const auto span = [](Vec& v, int64_t off, int64_t n) {
+    return std::span<float>(v).subspan(size_t(off), size_t(n));
+  };
+  const std::span<float> xb = span(xb_, 0, dim);         // normed input
+  const std::span<float> att = span(xb_, 0, c.q_dim());  // attention output
 
-  // 1. The token's embedding starts the residual stream; the position's angles.
-  for (int64_t i = 0; i < dim; ++i)
-    x_[size_t(i)] = weights_.token_embedding[size_t(token * dim + i)];
+  // 1. The token's embedding row starts the residual stream; the position's angles.
+  embedding_row(embedding_, token, x_);
   rope_.angles(pos, rope_cos_, rope_sin_);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerTensors& w = weights_.layers[size_t(l)];
-    float* k = key_cache_.data() + (l * c.seq_len + pos) * kv_dim;
-    float* v = val_cache_.data() + (l * c.seq_len + pos) * kv_dim;
+    const Layer& w = layers_[size_t(l)];
+    const int64_t cache_at = (l * c.seq_len + pos) * kv_dim;
+    const std::span<float> k = span(key_cache_, cache_at, kv_dim);
+    const std::span<float> v = span(val_cache_, cache_at, kv_dim);
 
     // 2. Attention: normalize, project to q, k, v, rotate q and k.
-    rmsnorm(xb_.data(), x_.data(), w.rms_att, dim, c.norm_eps);
-    matvec(q_.data(), w.wq, xb_.data(), q_dim, dim);
-    matvec(k, w.wk, xb_.data(), kv_dim, dim);
-    matvec(v, w.wv, xb_.data(), kv_dim, dim);
-    rope(q_.data(), q_dim, rope_, rope_cos_, rope_sin_);
-    rope(k, kv_dim, rope_, rope_cos_, rope_sin_);
+    rmsnorm(xb, x_, w.attention_norm);
+    matmul(q_, w.wq, xb);
+    matmul(k, w.wk, xb);
+    matmul(v, w.wv, xb);
+    rope(q_);
+    rope(k);
 
     // 3. Each query head attends over positions 0..pos of its kv head.
-    for (int64_t h = 0; h < c.n_heads; ++h) {
-      const float* qh = q_.data() + h * hs;
-      const int64_t kv_off = (h / c.kv_mul()) * hs;
-      const float* keys = key_cache_.data() + l * c.seq_len * kv_dim + kv_off;
-      const float* vals = val_cache_.data() + l * c.seq_len * kv_dim + kv_off;
-      double max_score = -INFINITY;
-      for (int64_t t = 0; t <= pos; ++t) {
-        double s = 0.0;
-        for (int64_t i = 0; i < hs; ++i) s += double(qh[i]) * double(keys[t * kv_dim + i]);
-        att_[size_t(t)] = float(s / std::sqrt(double(hs)));
-        max_score = std::max(max_score, double(att_[size_t(t)]));
-      }
-      double sum = 0.0;
-      for (int64_t t = 0; t <= pos; ++t) sum += std::exp(double(att_[size_t(t)]) - max_score);
-      for (int64_t i = 0; i < hs; ++i) {
-        double acc = 0.0;
-        for (int64_t t = 0; t <= pos; ++t) {
-          acc += std::exp(double(att_[size_t(t)]) - max_score) / sum * double(vals[t * kv_dim + i]);
-        }
-        xb_[size_t(h * hs + i)] = float(acc);
-      }
-    }
+    attention(l, pos);
 
     // 4. Output projection and residual.
-    matvec(tmp_.data(), w.wo, xb_.data(), dim, q_dim);
+    matmul(tmp_, w.wo, att);
     for (int64_t i = 0; i < dim; ++i) x_[size_t(i)] += tmp_[size_t(i)];
 
     // 5. Feed-forward: w2(silu(w1 x) * w3 x) and residual.
-    rmsnorm(xb_.data(), x_.data(), w.rms_ffn, dim, c.norm_eps);
-    matvec(hb_.data(), w.w1, xb_.data(), hidden, dim);
-    matvec(hb2_.data(), w.w3, xb_.data(), hidden, dim);
-    for (int64_t i = 0; i < hidden; ++i) {
-      const double a = hb_[size_t(i)];
-      hb_[size_t(i)] = float(a / (1.0 + std::exp(-a)) * double(hb2_[size_t(i)]));
-    }
-    matvec(tmp_.data(), w.w2, hb_.data(), dim, hidden);
+    rmsnorm(xb, x_, w.ffn_norm);
+    matmul(hb_, w.w1, xb);
+    matmul(hb2_, w.w3, xb);
+    swiglu();
+    matmul(tmp_, w.w2, hb_);
     for (int64_t i = 0; i < dim; ++i) x_[size_t(i)] += tmp_[size_t(i)];
   }
 
   // 6. Final norm and classifier.
-  rmsnorm(x_.data(), x_.data(), weights_.rms_final, dim, c.norm_eps);
-  matvec(logits_.data(), weights_.wcls, x_.data(), c.vocab_size, dim);
+  rmsnorm(x_, x_, final_norm_);
+  matmul(logits_, classifier_, x_);
   return logits_;
 }
 
 std::string ReferenceBackend::describe() const {
   std::ostringstream s;
-  s << "reference backend: plain loops, double accumulation, 1 thread, per-layer layout\n";
-  if (prepared_) s << "  model: " << config_.to_string() << "\n";
-  if (prepared_ && weights_.format == WeightFormat::q8_0) {
-    s << "  Q8_0 weights (group size " << weights_.group_size
-      << "): runq.c's int8 products, portable kernel\n";
+  s << "reference backend: plain loops, double accumulation, 1 thread\n";
+  if (!prepared_) return s.str();
+  s << "  model: " << config_.to_string() << "\n"
+    << "  steps: " << step_kernels(arithmetic_).name << " arithmetic\n";
+  if (classifier_.input.quantized()) {
+    s << "  products: " << describe_products(classifier_.tensor, Q8Kernel::portable)
+      << " (runq.c's int8 products)\n";
+  } else {
+    s << "  products: f32 weights summed in double\n";
+  }
+  if (f32_.copied_bytes() > 0) {
+    s << "  bf16/f16 weights widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
   }
   return s.str();
 }

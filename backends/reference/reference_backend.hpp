@@ -1,32 +1,59 @@
 // The reference backend: the forward pass in plain loops, read top to bottom
 // like run.c, accumulating every sum in double; no threads, no BLAS. It is the
-// oracle of the conformance suite and the template for a new backend.
+// oracle of the conformance suite and the template for a new backend. Weights
+// in a float dtype run as f32 (bf16 and f16 widened exactly at prepare);
+// llama2.c's Q8_0 weights run runq.c's int8 products through the core's
+// portable kernel, with runq.c's f32 steps (kernels/steps.hpp).
 #pragma once
 
 #include <vector>
 
 #include "llama/backend.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/f32_weights.hpp"
+#include "llama/kernels/products.hpp"
 #include "llama/kernels/rope.hpp"
+#include "llama/kernels/steps.hpp"
 
 namespace llama::reference {
 
 class ReferenceBackend final : public InferenceBackend {
  public:
   std::string name() const override { return "reference"; }
-  DTypeSet supported_dtypes() const override { return {DType::f32, DType::q8_0}; }
+  DTypeSet supported_dtypes() const override;
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
   std::string describe() const override;
 
  private:
-  // Q8_0 weights (reference_q8.cpp): runq.c's forward pass, read top to bottom,
-  // with the portable int8 kernel.
-  std::span<const float> forward_q8(int32_t token, int64_t pos);
+  // A weight matrix [rows, cols] as this backend runs it: f32 values summed
+  // in double, or (a dtype with core product kernels) the tensor itself.
+  struct Matrix {
+    std::span<const float> f32;  // f32 [rows, cols] when the dtype is a float type
+    Tensor tensor;               // the weights as loaded
+    InputFormat input;           // what a core product reads (kind f32 for float weights)
+    int64_t rows = 0, cols = 0;
+  };
+  struct Layer {
+    std::span<const float> attention_norm, ffn_norm;  // f32 [dim]
+    Matrix wq, wk, wv, wo, w1, w2, w3;
+  };
+  Matrix matrix(const Tensor& t);
+  // out[rows] = W x: in double for f32 values, else x quantized as the
+  // weights want and the core's portable product kernel.
+  void matmul(std::span<float> out, const Matrix& w, std::span<const float> x);
+  void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
+  void rope(std::span<float> v);
+  void attention(int64_t layer, int64_t pos);
+  void swiglu();
 
   Config config_;
   RopeTable rope_;
-  TransformerWeights weights_;  // per-layer layout
+  StepArithmetic arithmetic_ = StepArithmetic::run_c;
+  F32Weights f32_;  // widened bf16/f16 tensors
+  Tensor embedding_;
+  std::vector<Layer> layers_;
+  std::span<const float> final_norm_;  // f32 [dim]
+  Matrix classifier_;
   bool prepared_ = false;
 
   std::vector<float> x_;          // f32 [dim] residual stream
@@ -39,11 +66,10 @@ class ReferenceBackend final : public InferenceBackend {
   std::vector<float> logits_;     // f32 [vocab_size]
   std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  Q8Vector xq_;                   // Q8_0 only: i8 [dim], f32 [dim / group_size]
-  Q8Vector aq_;                   // Q8_0 only: i8 [q_dim], f32 [q_dim / group_size]
-  Q8Vector hq_;                   // Q8_0 only: i8 [hidden_dim], f32 [hidden_dim / group_size]
   std::vector<float> rope_cos_;   // f32 [head_dim / 2] angles of the position
   std::vector<float> rope_sin_;   // f32 [head_dim / 2]
+  std::vector<int8_t> xq_;        // i8 [max width]: a quantized input
+  std::vector<float> xq_scales_;  // f32 [max width]: its scales
 };
 
 }  // namespace llama::reference

@@ -21,6 +21,7 @@ enum class Fault {
   derailed,               // at position 10 the argmax moves to another token
   f32_only,               // not a fault: claims f32 only, and refuses other dtypes
   accepts_unclaimed,      // claims f32 only, yet prepares a Q8_0 model
+  noisy_on_16_bit,        // noise only on models with bf16 or f16 weights
 };
 
 class FaultyWrapper final : public InferenceBackend {
@@ -39,6 +40,8 @@ class FaultyWrapper final : public InferenceBackend {
     inner_->prepare(model);
     seq_len_ = model.config.seq_len;
     ++prepares_;
+    const DTypeSet d = model.weights.dtypes();
+    sixteen_bit_ = d.contains(DType::bf16) || d.contains(DType::f16);
   }
 
   std::span<const float> forward(int32_t token, int64_t pos) override {
@@ -47,7 +50,8 @@ class FaultyWrapper final : public InferenceBackend {
     logits_.assign(clean.begin(), clean.end());
     const bool noisy = fault_ == Fault::noisy ||
                        (fault_ == Fault::noisy_with_2_threads && threads_ == 2) ||
-                       (fault_ == Fault::noisy_after_reprepare && prepares_ >= 2);
+                       (fault_ == Fault::noisy_after_reprepare && prepares_ >= 2) ||
+                       (fault_ == Fault::noisy_on_16_bit && sixteen_bit_);
     if (noisy) logits_[logits_.size() / 2] += 1e-3f * largest_magnitude();
     if (fault_ == Fault::derailed && pos == 10) {
       const auto best = std::max_element(logits_.begin(), logits_.end());
@@ -74,6 +78,7 @@ class FaultyWrapper final : public InferenceBackend {
   int threads_;
   int64_t seq_len_ = 0;
   int64_t prepares_ = 0;
+  bool sixteen_bit_ = false;
   std::vector<float> logits_;  // f32 [vocab_size], the last forward's
 };
 
@@ -102,5 +107,7 @@ const WrapperRegistrar kAcceptsUnclaimed{"test-accepts-unclaimed",
                                          make_faulty(Fault::accepts_unclaimed)};
 const WrapperRegistrar kDerailed{"test-derailed", "test only: another argmax at position 10",
                                  make_faulty(Fault::derailed)};
+const WrapperRegistrar kNoisy16{"test-noisy-on-16-bit", "test only: noise on bf16/f16 models",
+                                make_faulty(Fault::noisy_on_16_bit)};
 
 }  // namespace

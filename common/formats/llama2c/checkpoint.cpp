@@ -130,15 +130,7 @@ Checkpoint Checkpoint::parse(std::span<const std::byte> bytes, const std::string
   cur.skip("freq_cis_imag", rope_floats);
   if (!c.shared_classifier) t.push_back(cur.take("wcls", {c.vocab_size, dim}));
 
-  TransformerWeights& w = ck.model_.legacy_weights;
-  w.layout = WeightLayout::flat;
-  w.token_embedding = t[0].data;
-  w.flat = {t[1].data, t[2].data, t[3].data, t[4].data, t[5].data,
-            t[6].data, t[7].data, t[8].data, t[9].data};
-  w.rms_final = t[10].data;
-  w.wcls = c.shared_classifier ? t[0].data : t[11].data;
-  w.storage = std::move(storage);
-  ck.model_.weights = llama2c_weights(t, c, w.storage);
+  ck.model_.weights = llama2c_weights(t, c, std::move(storage));
   validate_weights(ck.model_.weights, c, source);
   ck.model_.source = source;
   return ck;

@@ -9,7 +9,6 @@
 #include "checkpoint_ak42.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/q8.hpp"
 #include "llama2c_weights.hpp"
 
 namespace llama {
@@ -19,7 +18,7 @@ constexpr int64_t kSharedFlagOffset = 36;  // uint8
 constexpr int64_t kGroupSizeOffset = 37;   // int32, unaligned (struct.pack('i') after 'B')
 
 // The mapping plus what loading had to copy: scales that are not 4-byte
-// aligned in the file and the dequantized token embedding.
+// aligned in the file.
 struct Ak42Storage {
   std::shared_ptr<const void> mapping;
   std::vector<std::vector<float>> copies;
@@ -178,9 +177,6 @@ Checkpoint Ak42Reader::parse(std::span<const std::byte> bytes, const std::string
   t.push_back(cur.f32("rms_att", {L, dim}));
   t.push_back(cur.f32("rms_ffn", {L, dim}));
   t.push_back(cur.f32("rms_final", {dim}));
-  TransformerWeights& w = ck.model_.legacy_weights;
-  w.rms_final = t[2].data;
-
   if (version == 1) {
     t.push_back(cur.f32("token_embedding", {c.vocab_size, dim}));
     t.push_back(cur.f32("wq", {L, dim, dim}));
@@ -191,13 +187,10 @@ Checkpoint Ak42Reader::parse(std::span<const std::byte> bytes, const std::string
     t.push_back(cur.f32("w2", {L, dim, hidden}));
     t.push_back(cur.f32("w3", {L, hidden, dim}));
     if (!c.shared_classifier) t.push_back(cur.f32("wcls", {c.vocab_size, dim}));
-    w.layout = WeightLayout::flat;
-    w.format = WeightFormat::f32;
-    w.token_embedding = t[3].data;
-    w.flat = {t[0].data, t[4].data, t[5].data, t[6].data, t[7].data,
-              t[1].data, t[8].data, t[9].data, t[10].data};
-    w.wcls = c.shared_classifier ? t[3].data : t[11].data;
   } else {
+    // Layers interleave values and scales in the file: one view per layer, no
+    // copy. The embedding stays int8 too: a row dequantized per token is
+    // runq.c's dequantized table row, value for value.
     t.push_back(cur.q8("token_embedding", 0, c.vocab_size, dim, gs));
     t.push_back(cur.q8("wq", L, dim, dim, gs));
     t.push_back(cur.q8("wk", L, kv, dim, gs));
@@ -207,29 +200,9 @@ Checkpoint Ak42Reader::parse(std::span<const std::byte> bytes, const std::string
     t.push_back(cur.q8("w2", L, dim, hidden, gs));
     t.push_back(cur.q8("w3", L, hidden, dim, gs));
     if (!c.shared_classifier) t.push_back(cur.q8("wcls", 0, c.vocab_size, dim, gs));
-    // Layers interleave values and scales in the file: per-layer views, no copy.
-    w.layout = WeightLayout::per_layer;
-    w.format = WeightFormat::q8_0;
-    w.group_size = gs;
-    const QuantizedTensor& embedding = t[3].quantized[0];
-    auto& table = owned->copies.emplace_back(embedding.values.size());  // runq.c dequantizes it
-    dequantize(embedding, table);
-    w.token_embedding = table;
-    for (int64_t l = 0; l < L; ++l) {
-      const auto at = static_cast<size_t>(l);
-      const auto per = static_cast<size_t>(dim);
-      LayerTensors layer;
-      layer.rms_att = t[0].data.subspan(at * per, per);
-      layer.rms_ffn = t[1].data.subspan(at * per, per);
-      w.layers.push_back(layer);
-      w.q_layers.push_back({t[4].quantized[at], t[5].quantized[at], t[6].quantized[at],
-                            t[7].quantized[at], t[8].quantized[at], t[9].quantized[at],
-                            t[10].quantized[at]});
-    }
-    w.q_wcls = c.shared_classifier ? embedding : t[11].quantized[0];
   }
-  w.storage = std::move(owned);
-  ck.model_.weights = llama2c_weights(t, c, w.storage);
+  ck.group_size_ = gs;
+  ck.model_.weights = llama2c_weights(t, c, std::move(owned));
   validate_weights(ck.model_.weights, c, where);
   ck.model_.source = source;
   return ck;

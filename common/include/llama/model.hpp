@@ -5,7 +5,6 @@
 #include <string>
 
 #include "llama/config.hpp"
-#include "llama/legacy_weights.hpp"
 #include "llama/weights.hpp"
 
 namespace llama {
@@ -14,9 +13,6 @@ struct Model {
   std::string source;  // the file or directory it came from, for messages
   Config config;
   ModelWeights weights;  // typed tensor views, one set per layer
-  // TRANSITIONAL: the llama2.c readers also fill the old per-format views,
-  // which the backends read until they move to `weights`.
-  TransformerWeights legacy_weights;
 };
 
 }  // namespace llama

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "llama/kernels/q8.hpp"
 #include "llama/model.hpp"
 
 namespace llama {
@@ -42,7 +43,7 @@ class Checkpoint {
   int64_t file_size() const { return file_size_; }
   CheckpointFormat format() const { return format_; }
   // Values per Q8_0 scale (version 2), else 0.
-  int64_t group_size() const { return model_.legacy_weights.group_size; }
+  int64_t group_size() const { return group_size_; }
   // Bytes the tensors occupy (what a forward pass reads).
   int64_t weight_bytes() const;
   static constexpr int64_t kHeaderBytes = 28;         // seven int32
@@ -55,6 +56,7 @@ class Checkpoint {
   Model model_;
   std::vector<TensorInfo> tensors_;
   int64_t file_size_ = 0;
+  int64_t group_size_ = 0;
 };
 
 }  // namespace llama

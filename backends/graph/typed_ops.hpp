@@ -1,5 +1,6 @@
-// The executor's Q8_0 instructions: runq.c's RMSNorm, activation quantization
-// into the arena, and the int8 matrix-vector product split into row blocks.
+// The executor's typed-weight instructions: runq.c's RMSNorm, activation
+// quantization into the arena, and the typed matrix-vector product (the
+// core's kernels) split into row blocks.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,6 @@ namespace llama::graph {
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t);
 void run_quantize(const Instruction& in, float* arena, int64_t t);
 // Rows [0, tokens) of one instruction on `arena`.
-void run_matvec_q8(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
+void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
 
 }  // namespace llama::graph

@@ -1,0 +1,76 @@
+// Typed-weight instructions on the arena. A quantized value's f32 scales sit
+// at its ArenaRef offset and its i8 values at the instruction's q_values byte
+// offset (plan.hpp); every row result comes from the core's matvec_rows (one
+// token) or matmat_rows (a batch), which agree bit for bit, so the thread
+// count, the row blocking and the batch size never change a bit.
+#include "typed_ops.hpp"
+
+#include <algorithm>
+#include <span>
+
+#include "llama/kernels/products.hpp"
+#include "llama/kernels/q8_math.hpp"
+
+namespace llama::graph {
+namespace {
+
+size_t sz(int64_t n) { return static_cast<size_t>(n); }
+
+// Below this many weights a product runs on one thread.
+constexpr int64_t kParallelMinWeights = int64_t{1} << 16;
+
+}  // namespace
+
+void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t) {
+  const size_t n = sz(in.out.cols);
+  q8::rmsnorm({arena + in.out.offset + t * in.out.ld, n}, {arena + in.a.offset + t * in.a.ld, n},
+              {in.w, n}, in.eps);
+}
+
+void run_quantize(const Instruction& in, float* arena, int64_t t) {
+  const int64_t cols = in.out.cols, groups = cols / in.format.group_size;
+  float* scales = arena + in.out.offset;                          // f32 [tokens, groups]
+  auto* values = reinterpret_cast<int8_t*>(arena) + in.q_values;  // i8 [tokens, cols]
+  quantize_input(in.format, {arena + in.a.offset + t * in.a.ld, sz(cols)},
+                 {values + t * cols, sz(cols)}, {scales + t * groups, sz(groups)});
+}
+
+void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {
+  const int64_t rows = in.w_rows, cols = in.w_cols;
+  const float* a = arena + in.a.offset;
+  float* out = arena + in.out.offset;
+  // The input: f32 rows, or a quantized batch (scales at a, values at q_values).
+  ProductBatch batch{{a, sz((tokens - 1) * in.a.ld + cols)}, in.a.ld, {}, tokens};
+  if (in.format.quantized()) {
+    const int64_t groups = cols / in.format.group_size;
+    const auto* values = reinterpret_cast<const int8_t*>(arena) + in.q_values;
+    batch.q8 = {{values, sz(tokens * cols)}, {a, sz(tokens * groups)}, cols, in.format.group_size};
+  }
+  const int threads = exec.threads();
+  const bool parallel = rows * cols * tokens >= kParallelMinWeights;
+  // As the f32 product: a few blocks per thread, whole multiples of 8 rows.
+  const int64_t n_blocks =
+      parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * 4, rows / 16)) : 1;
+  const int64_t per = (rows + n_blocks - 1) / n_blocks;
+  const int64_t rows_per_block = (per + 7) / 8 * 8;
+  // A batch goes through the core's batch kernel (for int8: 16 tokens in the
+  // lanes of a register, rows walked 64 at a time so they stay in L2 while
+  // every token passes over them, each weight row read from memory once).
+  // One call per block: the kernel rearranges the batch on every call.
+  const std::span<float> all(out, sz((tokens - 1) * in.out.ld + rows));
+  exec.for_each(n_blocks, parallel, [&](int64_t blk) {
+    const int64_t r0 = blk * rows_per_block;
+    const int64_t r1 = std::min(rows, r0 + rows_per_block);
+    if (r1 <= r0) return;
+    if (tokens == 1) {
+      ProductInput x{batch.f32.first(sz(cols)), {}};
+      if (in.format.quantized())
+        x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);
+      matvec_rows({out + r0, sz(r1 - r0)}, in.tw, x, r0, r1, in.q8_kernel);
+      return;
+    }
+    matmat_rows(all, in.out.ld, in.tw, batch, r0, r1, in.q8_kernel);
+  });
+}
+
+}  // namespace llama::graph

@@ -1,0 +1,63 @@
+// The graph backend's own copy of every matrix decode streams, in huge pages
+// (huge_page_buffer.hpp), made once at prepare; the plans read the copies,
+// never the originals. Float matrices (f32, and bf16/f16 widened exactly) are
+// f32: per layer wq, wk, wv stacked into one [q_dim + 2 kv_dim, dim] matrix
+// and w1, w3 into one [2 hidden_dim, dim] when all of them are float, so each
+// layer's projections are one pass over memory. Matrices of other dtypes are
+// copied byte for byte (values, then scales) for the core's product kernels,
+// and never stacked: each product keeps its own matrix.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "copy_writer.hpp"
+#include "huge_page_buffer.hpp"
+#include "llama/config.hpp"
+#include "llama/weights.hpp"
+
+namespace llama::graph {
+
+// One matrix of the copy: f32 values, or a typed tensor viewing the copy.
+struct MatrixCopy {
+  std::span<const float> f32;  // f32 [rows, cols] for float dtypes
+  Tensor tensor;               // other dtypes: the copy, typed as the original
+  bool typed() const { return !tensor.empty(); }
+};
+
+struct LayerCopy {
+  std::span<const float> wqkv;  // f32 [q_dim + 2 kv_dim, dim] when wq, wk, wv are float
+  std::span<const float> w13;   // f32 [2 hidden_dim, dim] when w1, w3 are float
+  // Every matrix (views into wqkv and w13 when stacked).
+  MatrixCopy wq, wk, wv, wo, w1, w2, w3;
+};
+
+class WeightCopies {
+ public:
+  WeightCopies() = default;
+  // Copies every layer's matrices and the classifier of `weights` (validated
+  // against `config`). `copied` is called with each piece of an original right
+  // after it has been copied, so the caller can drop its pages before the next
+  // is read. `run_parts` runs the parts (the classifier, then one per layer),
+  // possibly at once on several threads; `copied` must then be thread-safe.
+  // Throws Error on a tensor whose size does not match `config`.
+  WeightCopies(const ModelWeights& weights, const Config& config, const CopiedFn& copied,
+               const PartsFn& run_parts = run_parts_in_order);
+
+  // Bytes the copies of `weights` take (overflow-checked).
+  static int64_t bytes(const ModelWeights& weights, const Config& config);
+
+  const LayerCopy& layer(int64_t l) const { return layers_.at(static_cast<size_t>(l)); }
+  const MatrixCopy& classifier() const { return classifier_; }
+  size_t f32_bytes() const { return floats_.span().size_bytes(); }
+  size_t typed_bytes() const { return typed_.span().size_bytes(); }
+  size_t bytes() const { return f32_bytes() + typed_bytes(); }
+
+ private:
+  HugePageArray<float> floats_;     // f32: layer 0's float matrices, layer 1's ..., wcls
+  HugePageArray<std::byte> typed_;  // typed copies in the same order, 64-byte aligned
+  std::vector<LayerCopy> layers_;
+  MatrixCopy classifier_;
+};
+
+}  // namespace llama::graph

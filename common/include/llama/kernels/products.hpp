@@ -1,0 +1,109 @@
+// The per-dtype product kernels backends compose: for a weight tensor whose
+// dtype is not a float type, how its products read their f32 input (as is,
+// or quantized into int8 groups first), and the row-range matrix-vector and
+// matrix-matrix kernels. Backends keep their own f32 engines (BLAS, graph
+// GEMM) for float weights and call these for every other dtype, so a new
+// dtype is a case here (products.cpp), not a forward pass in each backend.
+//
+// Contract for every dtype listed by product_dtypes(): each (row, vector)
+// result of matmat_rows equals matvec_rows' bit for bit, and neither depends
+// on the row range, so backends split rows across threads freely.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llama/kernels/q8.hpp"
+#include "llama/tensor.hpp"
+
+namespace llama {
+
+// What a product's input is before the kernel reads it.
+enum class InputKind {
+  f32,        // the activation itself
+  q8_groups,  // runq.c's quantization (quantize_activations) in groups of group_size
+};
+
+struct InputFormat {
+  InputKind kind = InputKind::f32;
+  int64_t group_size = 0;  // quantized kinds: values per scale
+  bool quantized() const { return kind != InputKind::f32; }
+  bool operator==(const InputFormat&) const = default;
+};
+std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64"
+
+// The dtypes with kernels here (q8_0 today; GGUF's block types join).
+DTypeSet product_dtypes();
+
+// How products with `w` read their input; throws Error naming the tensor when
+// its dtype has no kernels here.
+InputFormat input_format(const Tensor& w);
+
+// x (f32 [n]) into `values` (i8 [n]) and `scales` (f32 [n / group_size]) in
+// the quantized format `f`.
+void quantize_input(const InputFormat& f, std::span<const float> x, std::span<int8_t> values,
+                    std::span<float> scales);
+
+// An input vector as its product reads it: `f32` for InputKind::f32, `q8` for
+// the quantized kinds (the other member may be empty).
+struct ProductInput {
+  std::span<const float> f32;  // f32 [cols]
+  Q8View q8;                   // i8 [cols] + f32 [cols / group_size]
+};
+// A batch of n input vectors: f32 rows `ld` floats apart, or a quantized batch.
+struct ProductBatch {
+  std::span<const float> f32;  // f32 [n, ld]
+  int64_t ld = 0;
+  Q8BatchView q8;  // i8 [n, cols] + f32 [n, cols / group_size]
+  int64_t n = 0;
+};
+
+// out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
+// `kernel`: Q8Kernel::portable for the plain loops (the reference backend),
+// best_q8_kernel() for the fastest this CPU runs; both give the same bits.
+void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,
+                 int64_t row_end, Q8Kernel kernel);
+// out[t * out_stride + r] for rows [row_begin, row_end) and each vector t:
+// each weight row read once for the batch, each result equal to matvec_rows'.
+void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, const ProductBatch& x,
+                 int64_t row_begin, int64_t row_end, Q8Kernel kernel);
+
+// "q8_0 x q8 groups of 64, avx512-vnni kernel": what --explain says about `w`'s products.
+std::string describe_products(const Tensor& w, Q8Kernel kernel);
+
+// An activation vector and its quantized form, made at most once per format
+// until the vector changes (runq.c quantizes xb once for q, k and v).
+// Storage is sized by reserve() at prepare; nothing is allocated per token.
+class InputCache {
+ public:
+  void reserve(int64_t max_values);
+  // New values (the span must outlive their use): forgets the quantized form.
+  void set(std::span<const float> x);
+  // The input for products in format `f`, quantizing on the first call.
+  ProductInput get(const InputFormat& f);
+
+ private:
+  std::span<const float> x_;
+  std::vector<int8_t> values_;  // i8 [max_values]
+  std::vector<float> scales_;   // f32 [max_values]: at most one scale per value
+  InputFormat quantized_;       // kind f32: nothing quantized since set()
+};
+
+// The same for a batch of n vectors held as f32 rows `ld` floats apart.
+class BatchInputCache {
+ public:
+  void reserve(int64_t max_vectors, int64_t max_values);
+  void set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols);
+  ProductBatch get(const InputFormat& f);
+
+ private:
+  std::span<const float> rows_;
+  int64_t ld_ = 0, n_ = 0, cols_ = 0;
+  std::vector<int8_t> values_;  // i8 [max_vectors, max_values]
+  std::vector<float> scales_;   // f32 [max_vectors, max_values]
+  InputFormat quantized_;
+};
+
+}  // namespace llama

@@ -1,0 +1,130 @@
+// The product table: one case per dtype with kernels in the core.
+#include "llama/kernels/products.hpp"
+
+#include "llama/error.hpp"
+
+namespace llama {
+namespace {
+
+[[noreturn]] void no_kernels(const Tensor& w) {
+  throw Error("tensor " + w.name + " is " + to_string(w.dtype) +
+              ": no product kernels for it in the core (they run " + product_dtypes().to_string() +
+              ")");
+}
+
+}  // namespace
+
+std::string to_string(const InputFormat& f) {
+  switch (f.kind) {
+    case InputKind::q8_groups:
+      return "q8 groups of " + std::to_string(f.group_size);
+    default:
+      return "f32";
+  }
+}
+
+DTypeSet product_dtypes() { return {DType::q8_0}; }
+
+InputFormat input_format(const Tensor& w) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      return {InputKind::q8_groups, w.group_size};
+    default:
+      no_kernels(w);
+  }
+}
+
+void quantize_input(const InputFormat& f, std::span<const float> x, std::span<int8_t> values,
+                    std::span<float> scales) {
+  if (f.kind != InputKind::q8_groups) throw Error("quantize_input: " + to_string(f) + " input");
+  quantize_activations(x, values, scales, f.group_size);
+}
+
+void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,
+                 int64_t row_end, Q8Kernel kernel) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      q8_matvec_rows(out, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
+      return;
+    default:
+      no_kernels(w);
+  }
+}
+
+void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, const ProductBatch& x,
+                 int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      q8_matmat_rows(out, out_stride, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
+      return;
+    default:
+      no_kernels(w);
+  }
+}
+
+void InputCache::reserve(int64_t max_values) {
+  values_.assign(static_cast<size_t>(max_values), 0);
+  scales_.assign(static_cast<size_t>(max_values), 0.0f);
+  quantized_ = {};
+}
+
+void InputCache::set(std::span<const float> x) {
+  if (x.size() > values_.size()) throw Error("InputCache: more values than reserved");
+  x_ = x;
+  quantized_ = {};
+}
+
+ProductInput InputCache::get(const InputFormat& f) {
+  if (!f.quantized()) return {x_, {}};
+  const size_t n = x_.size(), groups = n / static_cast<size_t>(f.group_size);
+  const std::span<int8_t> values = std::span(values_).first(n);
+  const std::span<float> scales = std::span(scales_).first(groups);
+  if (quantized_ != f) {
+    quantize_input(f, x_, values, scales);
+    quantized_ = f;
+  }
+  return {x_, Q8View(values, scales, f.group_size)};
+}
+
+void BatchInputCache::reserve(int64_t max_vectors, int64_t max_values) {
+  const auto n = static_cast<size_t>(max_vectors) * static_cast<size_t>(max_values);
+  values_.assign(n, 0);
+  scales_.assign(n, 0.0f);
+  quantized_ = {};
+}
+
+void BatchInputCache::set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols) {
+  if (static_cast<size_t>(n) * static_cast<size_t>(cols) > values_.size()) {
+    throw Error("BatchInputCache: more values than reserved");
+  }
+  rows_ = rows;
+  ld_ = ld;
+  n_ = n;
+  cols_ = cols;
+  quantized_ = {};
+}
+
+ProductBatch BatchInputCache::get(const InputFormat& f) {
+  ProductBatch b{rows_, ld_, {}, n_};
+  if (!f.quantized()) return b;
+  const auto cols = static_cast<size_t>(cols_), groups = cols / static_cast<size_t>(f.group_size);
+  const auto n = static_cast<size_t>(n_);
+  if (quantized_ != f) {
+    for (size_t t = 0; t < n; ++t) {
+      quantize_input(f, rows_.subspan(t * static_cast<size_t>(ld_), cols),
+                     std::span(values_).subspan(t * cols, cols),
+                     std::span(scales_).subspan(t * groups, groups));
+    }
+    quantized_ = f;
+  }
+  b.q8 = {std::span<const int8_t>(values_).first(n * cols),
+          std::span<const float>(scales_).first(n * groups), cols_, f.group_size};
+  return b;
+}
+
+std::string describe_products(const Tensor& w, Q8Kernel kernel) {
+  return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
+         to_string(kernel) + " kernel";
+}
+
+}  // namespace llama

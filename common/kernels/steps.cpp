@@ -1,0 +1,21 @@
+// The two sets of step kernels and the choice between them.
+#include "llama/kernels/steps.hpp"
+
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
+
+namespace llama {
+
+StepArithmetic step_arithmetic(const ModelWeights& weights) {
+  return weights.dtypes().contains(DType::q8_0) ? StepArithmetic::runq_c : StepArithmetic::run_c;
+}
+
+const StepKernels& step_kernels(StepArithmetic arithmetic) {
+  static constexpr StepKernels kRunC{&llama::rmsnorm, &llama::rope_rotate, &llama::attend_head,
+                                     "run.c's (sums in double)"};
+  static constexpr StepKernels kRunQC{&q8::rmsnorm, &q8::rope_rotate, &q8::attend_head,
+                                      "runq.c's (f32 FMAs)"};
+  return arithmetic == StepArithmetic::runq_c ? kRunQC : kRunC;
+}
+
+}  // namespace llama
