@@ -230,10 +230,6 @@ TEST_CASE("gguf model: the transitional f32 copy the backends run", "[gguf]") {
     const std::vector<Tensor> b = tensors(m);
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) CHECK(values(a[i]) == values(b[i]));
-    const TransformerWeights& legacy = m.legacy_weights;
-    REQUIRE(legacy.layers.size() == 2);
-    CHECK(legacy.layers[1].w3.data() == m.weights.layers[1].w3.f32().data());
-    CHECK(legacy.wcls.data() == m.weights.classifier.f32().data());
-    CHECK((legacy.wcls.data() == legacy.token_embedding.data()) == tied);
+    CHECK((m.weights.classifier.f32().data() == m.weights.token_embedding.f32().data()) == tied);
   }
 }

@@ -236,24 +236,12 @@ Model with_f32_weights(const Model& in) {
   w.final_norm = f32(in.weights.final_norm);
   w.classifier = in.weights.tied() ? w.token_embedding : f32(in.weights.classifier);
   w.layers.resize(in.weights.layers.size());
-  TransformerWeights& legacy = out.legacy_weights;
-  legacy.layout = WeightLayout::per_layer;
-  legacy.format = WeightFormat::f32;
-  legacy.layers.resize(w.layers.size());
   for (size_t l = 0; l < w.layers.size(); ++l) {
     for (llama::Tensor LayerWeights::*member : kLayerTensors) {
       w.layers[l].*member = f32(in.weights.layers[l].*member);
     }
-    const LayerWeights& L = w.layers[l];
-    legacy.layers[l] =
-        LayerTensors{L.attention_norm.f32(), L.wq.f32(), L.wk.f32(), L.wv.f32(), L.wo.f32(),
-                     L.ffn_norm.f32(),       L.w1.f32(), L.w2.f32(), L.w3.f32()};
   }
-  legacy.token_embedding = w.token_embedding.f32();
-  legacy.rms_final = w.final_norm.f32();
-  legacy.wcls = w.classifier.f32();
   w.storage = copies;
-  legacy.storage = copies;
   return out;
 }
 

@@ -120,23 +120,6 @@ void widen_to_f32(ModelWeights& w, HfModel& m, const std::string& source) {
       w.storage, std::move(copies));
 }
 
-// TRANSITIONAL: per-layer f32 views of f32 ModelWeights for the backends that
-// still read TransformerWeights.
-TransformerWeights legacy_views(const ModelWeights& w) {
-  TransformerWeights out;
-  out.layout = WeightLayout::per_layer;
-  out.format = WeightFormat::f32;
-  out.token_embedding = w.token_embedding.f32();
-  for (const LayerWeights& l : w.layers) {
-    out.layers.push_back({l.attention_norm.f32(), l.wq.f32(), l.wk.f32(), l.wv.f32(), l.wo.f32(),
-                          l.ffn_norm.f32(), l.w1.f32(), l.w2.f32(), l.w3.f32()});
-  }
-  out.rms_final = w.final_norm.f32();
-  out.wcls = w.classifier.f32();
-  out.storage = w.storage;
-  return out;
-}
-
 }  // namespace
 
 Config hf_model_config(const HfConfig& hf, const std::string& source, int64_t context_cap) {
@@ -205,9 +188,8 @@ HfModel open_hf_model(const std::string& path, int64_t context_cap) {
   w.storage = storage;
   validate_weights(w, model.config, ck.paths().weights);
 
-  // TRANSITIONAL: the backends still read legacy_weights (f32 spans).
+  // TRANSITIONAL: bf16/f16 widened here; every backend also runs them as they are.
   widen_to_f32(w, m, model.source);
-  model.legacy_weights = legacy_views(w);
   return m;
 }
 

@@ -55,10 +55,9 @@ GgufModel open_model(const std::string& path);
 // True when the file at `path` starts with GGUF's magic (false when it cannot be read).
 bool is_gguf(const std::string& path);
 
-// TRANSITIONAL (until every backend reads ModelWeights and upcasts at prepare):
-// the model with every tensor dequantized exactly into owned f32 copies (the
-// reference backend's oracle values), in `weights` and in the per-layer
-// `legacy_weights` the backends still read.
+// TRANSITIONAL (until the backends run GGUF's block dtypes through
+// kernels/products.hpp): the model with every tensor dequantized exactly into
+// owned f32 copies (the reference backend's oracle values).
 Model with_f32_weights(const Model& model);
 
 }  // namespace llama::gguf
