@@ -137,3 +137,13 @@ TEST_CASE("finding: an empty --tokenizer is refused, with or without a checkpoin
   CHECK_THROWS_WITH(llama::cli::parse_cli({"-c", "m.bin", "-k", ""}), StartsWith("--tokenizer"));
   CHECK(llama::cli::parse_cli({"--tokenize", "-k", "tok.bin", "-p", "x"}).checkpoint.empty());
 }
+
+TEST_CASE("finding: -c naming a directory that holds no checkpoint is one line and exit 1",
+          "[robustness][fuzz-finding][cli]") {
+  // fuzz_cli_args: "-c /" made resolve_tokenizer_path look for a Hugging Face checkpoint
+  // there; the fuzzer's invariant did not expect the file error, the app reports it.
+  const CliRun r = run_cli({"-c", "/", "-p", "hi"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, StartsWith("llama-cli: /: ") && Contains("model.safetensors"));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+}
