@@ -73,10 +73,7 @@ void EigenBackend::prepare(const llama::Model& model) {
   zeros(val_cache_, c.kv_cache_floats() / 2);
   zeros(cos_, rope_.pairs());
   zeros(sin_, rope_.pairs());
-  max_cols_ = std::max({c.dim, c.q_dim(), c.hidden_dim});
-  const int64_t blocks = kBlocksPerThread * threads_;
-  xd_.assign(sz(max_cols_), 0.0);
-  widened_.assign(sz(blocks * kWidenRows * max_cols_), 0.0);
+  xd_.assign(sz(std::max({c.dim, c.q_dim(), c.hidden_dim})), 0.0);
   prepared_ = true;
 }
 
@@ -162,8 +159,9 @@ std::string EigenBackend::describe() const {
   s << "eigen backend: " << threads_ << " thread(s) (oneTBB arena, rows split in 16-row groups)\n"
     << "  Eigen " << EIGEN_WORLD_VERSION << "." << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION
     << ", " << Eigen::SimdInstructionSetsInUse() << "\n"
-    << "  decode: matrix-vector products accumulated in double (4 rows widened at a time);"
-       " prompt (forward_batch): f32 matrix-matrix products\n"
+    << "  decode: matrix-vector products accumulated in double (a fused widen-multiply-add"
+       " loop of Eigen arrays, 4 rows at a time); prompt (forward_batch): f32 matrix-matrix"
+       " products\n"
     << "  weights: f32, read in place from the mapping (other dtypes refused)\n"
     << "  rmsnorm, rotary embedding, attention, swiglu: the core's kernels\n";
   if (prepared_) {

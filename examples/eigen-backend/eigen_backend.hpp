@@ -52,13 +52,11 @@ class EigenBackend final : public llama::InferenceBackend {
   // C[n, rows] (row stride ldc) = A[n, cols] W[rows, cols]^T (+ C when accumulate)
   void matmul(float* c, int64_t ldc, const float* a, const Matrix& w, int64_t n,
               bool accumulate = false);
-  // Calls body(block, first_row, end_row) for blocks of whole kRowGroup-row groups,
-  // block < kBlocksPerThread * threads (0 when run on the calling thread alone).
-  void split_rows(int64_t rows, int64_t work,
-                  const std::function<void(int64_t, int64_t, int64_t)>& body);
+  // Calls body(first_row, end_row) for blocks of whole kRowGroup-row groups, a few
+  // per thread (one block on the calling thread when the product is small).
+  void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
   static constexpr int64_t kRowGroup = 16;
   static constexpr int64_t kBlocksPerThread = 4;
-  static constexpr int64_t kWidenRows = 4;  // rows widened to f64 at a time in decode
 
   // Attention of `n` positions from start_pos, queries in q (rows of q_dim), output in
   // out (rows of q_dim), over the layer's cache.
@@ -89,10 +87,8 @@ class EigenBackend final : public llama::InferenceBackend {
   std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
   std::vector<float> cos_, sin_;  // f32 [head_dim / 2] the rotation of one position
-  // Decode's double products (eigen_products.cpp).
-  int64_t max_cols_ = 0;         // the widest matrix's columns: max(dim, q_dim, hidden_dim)
-  std::vector<double> xd_;       // f64 [max_cols] the product's input, widened
-  std::vector<double> widened_;  // f64 [kBlocksPerThread * threads, kWidenRows, max_cols]
+  // Decode's double products (eigen_products.cpp): the input, widened once.
+  std::vector<double> xd_;  // f64 [max(dim, q_dim, hidden_dim)]
 
   // Prompt state, grown by forward_batch (n = tokens in the batch).
   std::vector<float> bx_;   // f32 [n, dim] residual streams
