@@ -54,9 +54,10 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
       "InferenceBackend, BackendOptions or llama_plugin_descriptor changed: bump "
       "LLAMA_PLUGIN_PROTOCOL, pin the new layout in tests/test_plugin_abi.cpp and describe "
       "it in docs/backends.md");
-  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 2u);
-  // Protocol 2: slots after the two destructor entries (complete, deleting) at 0 and 8;
-  // protocol 1 had no supported_dtypes, every later slot 8 bytes earlier.
+  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 3u);
+  // Protocol 3 (the layout of 2; the contract gained rewinds): slots after the two
+  // destructor entries (complete, deleting) at 0 and 8; protocol 1 had no
+  // supported_dtypes, every later slot 8 bytes earlier.
   CHECK(vtable_slot(&InferenceBackend::name) == 16);
   CHECK(vtable_slot(&InferenceBackend::supported_dtypes) == 24);
   CHECK(vtable_slot(&InferenceBackend::prepare) == 32);

@@ -204,6 +204,38 @@ CheckResult check_batch_matches_sequential(const std::string& spec, const Model&
   });
 }
 
+CheckResult check_rewind(const std::string& spec, const Model& model) {
+  return guarded([&](CheckResult& r) {
+    const Config& c = model.config;
+    const int64_t n = std::min<int64_t>(16, c.seq_len), back = n / 2, vocab = c.vocab_size;
+    if (n < 2) throw Error("rewind: " + model.source + " has fewer than 2 positions");
+    const std::vector<int32_t> a = test_tokens(c, n);
+    std::vector<int32_t> b = a;  // a's first `back` tokens, then others
+    for (int64_t i = back; i < n; ++i) b[size_t(i)] = int32_t((a[size_t(i)] + 1) % vocab);
+    auto fresh = make_backend(spec);
+    fresh->prepare(model);
+    const std::vector<float> sequential = run_sequential(*fresh, b);  // f32 [n, vocab]
+    const std::span<const float> want(sequential);
+    auto rows_from = [&](int64_t pos) { return want.subspan(size_t(pos * vocab)); };
+
+    auto backend = make_backend(spec);
+    backend->prepare(model);
+    run_sequential(*backend, a);
+    compare_rows(r,
+                 "forward back at position " + std::to_string(back) + " after " +
+                     std::to_string(n) + " positions of other tokens",
+                 run_sequential(*backend, std::span(b).subspan(size_t(back)), back),
+                 rows_from(back), vocab, back);
+    run_sequential(*backend, std::span(a).subspan(size_t(back)), back);  // a's tail again
+    compare_rows(r, "forward_batch back at position 1",
+                 backend->forward_batch(std::span(b).subspan(1), 1, true), rows_from(1), vocab, 1);
+    compare_rows(r, "forward again at the last position", backend->forward(b.back(), n - 1),
+                 rows_from(n - 1), vocab, n - 1);
+    compare_rows(r, "forward_batch back at position 0", backend->forward_batch(b, 0, true), want,
+                 vocab);
+  });
+}
+
 CheckResult check_seq_len_bound(const std::string& spec, const Model& model) {
   return guarded([&](CheckResult& r) {
     const Config& c = model.config;

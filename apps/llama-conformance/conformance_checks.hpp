@@ -42,6 +42,11 @@ CheckResult check_prepare_twice(const std::string& spec, const Model& first, con
 // forward_batch (all logits, last logits, from a later start position) against one
 // forward per position.
 CheckResult check_batch_matches_sequential(const std::string& spec, const Model& model);
+// A call at a position already run (a rewind, as ChatSession makes) discards the cache
+// from there: after n positions of tokens a, forward back at n / 2 with other tokens b,
+// forward_batch back at 1, forward again at n - 1 and forward_batch back at 0 each give a
+// fresh backend's logits of b (n = min(16, seq_len)).
+CheckResult check_rewind(const std::string& spec, const Model& model);
 // Positions up to seq_len - 1 run; seq_len, a batch crossing it, tokens outside the
 // vocabulary and forward before prepare are llama::Error; the backend is usable after.
 CheckResult check_seq_len_bound(const std::string& spec, const Model& model);

@@ -242,6 +242,13 @@ std::vector<SuiteCheck> make_checks() {
          };
          return both(on_shared_models(data, check), on_shapes(data, check));
        }},
+      {"f32/rewind", "f32",
+       "a call at a position already run discards the cache from there (a fresh run's logits)",
+       shared + "; " + shapes,
+       [](Data data, Spec spec) {
+         auto check = [&](const Checkpoint& ck) { return check_rewind(spec, ck.model()); };
+         return both(on_shared_models(data, check), on_shapes(data, check));
+       }},
       {"f32/bad-calls", "f32", "bad calls are a clean llama::Error and leave the backend usable",
        "forward before prepare, tokens -1 and vocab_size, position seq_len, a batch crossing "
        "seq_len; " +
@@ -274,6 +281,13 @@ std::vector<SuiteCheck> make_checks() {
        [](Data data, Spec spec) {
          const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
          return check_batch_matches_sequential(spec, ck.model());
+       }},
+      {"q8_0/rewind", "q8_0",
+       "a call at a position already run discards the cache from there (a fresh run's logits)",
+       kQ8Model,
+       [](Data data, Spec spec) {
+         const Checkpoint ck = Checkpoint::open(data.model(kQ8Model));
+         return check_rewind(spec, ck.model());
        }},
       {"q8_0/prepare-again", "q8_0", "prepare again starts over, with the same or another model",
        std::string(kQ8Model) + " and itself",

@@ -22,6 +22,7 @@ enum class Fault {
   f32_only,               // not a fault: claims f32 only, and refuses other dtypes
   accepts_unclaimed,      // claims f32 only, yet prepares a Q8_0 model
   noisy_on_16_bit,        // noise only on models with bf16 or f16 weights
+  ignores_rewind,         // counts positions itself: a call below the next one appends
 };
 
 class FaultyWrapper final : public InferenceBackend {
@@ -40,13 +41,17 @@ class FaultyWrapper final : public InferenceBackend {
     inner_->prepare(model);
     seq_len_ = model.config.seq_len;
     ++prepares_;
+    next_pos_ = 0;
     const DTypeSet d = model.weights.dtypes();
     sixteen_bit_ = d.contains(DType::bf16) || d.contains(DType::f16);
   }
 
   std::span<const float> forward(int32_t token, int64_t pos) override {
     if (fault_ == Fault::no_seq_len_bound && pos >= seq_len_ && !logits_.empty()) return logits_;
+    // A backend written for positions in order: its own counter, the caller's ignored.
+    if (fault_ == Fault::ignores_rewind) pos = next_pos_;
     const auto clean = inner_->forward(token, pos);
+    next_pos_ = pos + 1;
     logits_.assign(clean.begin(), clean.end());
     const bool noisy = fault_ == Fault::noisy ||
                        (fault_ == Fault::noisy_with_2_threads && threads_ == 2) ||
@@ -78,6 +83,7 @@ class FaultyWrapper final : public InferenceBackend {
   int threads_;
   int64_t seq_len_ = 0;
   int64_t prepares_ = 0;
+  int64_t next_pos_ = 0;  // the position after the last one run
   bool sixteen_bit_ = false;
   std::vector<float> logits_;  // f32 [vocab_size], the last forward's
 };
@@ -107,6 +113,9 @@ const WrapperRegistrar kAcceptsUnclaimed{"test-accepts-unclaimed",
                                          make_faulty(Fault::accepts_unclaimed)};
 const WrapperRegistrar kDerailed{"test-derailed", "test only: another argmax at position 10",
                                  make_faulty(Fault::derailed)};
+const WrapperRegistrar kIgnoresRewind{"test-ignores-rewind",
+                                      "test only: positions counted, rewinds ignored",
+                                      make_faulty(Fault::ignores_rewind)};
 const WrapperRegistrar kNoisy16{"test-noisy-on-16-bit", "test only: noise on bf16/f16 models",
                                 make_faulty(Fault::noisy_on_16_bit)};
 

@@ -78,6 +78,17 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
   const auto batch = check_batch_matches_sequential("test-batch-last-only:blas", m);
   CHECK_THAT(batch.failure, Contains("forward_batch all_logits") && Contains("logits, expected"));
 
+  // A backend that counts positions itself runs the rewound tokens at 16, 17, ...
+  for (const Model* model : {&m, &gqa.model()}) {
+    INFO(model->source);
+    CHECK(check_rewind("blas", *model).ok);
+    CHECK_THAT(check_rewind("test-ignores-rewind:blas", *model).failure,
+               Contains("forward back at position 8 after 16 positions of other tokens: position "
+                        "8: relative difference"));
+  }
+  CHECK(check_rewind("blas", small.model()).ok);  // seq_len 16: past it, an error
+  CHECK_THAT(check_rewind("test-ignores-rewind:blas", small.model()).failure, Contains("threw: "));
+
   CHECK(check_seq_len_bound("blas", small.model()).ok);
   const auto bound = check_seq_len_bound("test-no-seq-len-bound:blas", small.model());
   CHECK_THAT(bound.failure, Contains("forward at seq_len: no error"));

@@ -31,14 +31,20 @@ class InferenceBackend {
   // state such as the KV cache. Calling it again starts over at position 0.
   virtual void prepare(const Model& model) = 0;
 
-  // Runs `token` at position `pos` (0, 1, 2, ... in order, pos < seq_len) and
-  // returns vocab_size logits, valid until the next call on this backend.
+  // Runs `token` at position `pos` and returns vocab_size logits, valid until
+  // the next call on this backend. `pos` is at most the number of positions
+  // run since prepare (no gaps) and below seq_len. It may be lower: a rewind
+  // (ChatSession keeps only the longest prefix a new turn shares with the
+  // cache). A call at position p discards whatever the cache held from p on:
+  // the logits are a fresh run's of the tokens at 0 .. p - 1 still held, then
+  // `token`. A cache indexed by position does this by overwriting row p.
   virtual std::span<const float> forward(int32_t token, int64_t pos) = 0;
 
-  // Runs tokens at positions start_pos, start_pos + 1, ... Returns the last
-  // position's logits [vocab_size], or with `all_logits` every position's
-  // [tokens.size(), vocab_size]. The default loops over forward; backends
-  // with matrix-matrix kernels override it.
+  // Runs tokens at positions start_pos, start_pos + 1, ... (start_pos as for
+  // forward: no gaps, and a rewind when below the positions run). Returns the
+  // last position's logits [vocab_size], or with `all_logits` every
+  // position's [tokens.size(), vocab_size]. The default loops over forward;
+  // backends with matrix-matrix kernels override it.
   virtual std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
                                                bool all_logits = false);
 

@@ -22,10 +22,12 @@
 #include "llama/registry.hpp"
 #include "llama/version.hpp"
 
-// The plugin protocol: the descriptor below, PluginRegistrar, BackendOptions and
-// InferenceBackend's layout (its size and virtual functions). Bumped whenever one of
-// them changes; tests/test_plugin_abi.cpp pins the layout it stands for.
-#define LLAMA_PLUGIN_PROTOCOL 2u
+// The plugin protocol: the descriptor below, PluginRegistrar, BackendOptions,
+// InferenceBackend's layout (its size and virtual functions) and its contract
+// (docs/backends.md). Bumped whenever one of them changes; tests/test_plugin_abi.cpp
+// pins the layout it stands for. 3: forward at a position already run (a rewind)
+// discards the cache from there (2 promised positions in order).
+#define LLAMA_PLUGIN_PROTOCOL 3u
 
 #define LLAMA_PLUGIN_STRINGIFY_(x) #x
 #define LLAMA_PLUGIN_STRINGIFY(x) LLAMA_PLUGIN_STRINGIFY_(x)
