@@ -38,10 +38,7 @@ BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
-DTypeSet BlasBackend::supported_dtypes() const {
-  DTypeSet s = product_dtypes();
-  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
-}
+DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
 BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
   Matrix m;

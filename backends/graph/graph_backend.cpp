@@ -70,10 +70,7 @@ const BackendRegistrar kRegistrar{
 GraphBackend::GraphBackend(const BackendOptions& options)
     : exec_(resolve_threads(options.threads)) {}
 
-DTypeSet GraphBackend::supported_dtypes() const {
-  DTypeSet s = product_dtypes();  // every dtype the core has product kernels for
-  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
-}
+DTypeSet GraphBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
 PlanSet GraphBackend::build_plans(int64_t tokens) const {
   const Config& c = config_;

@@ -24,10 +24,7 @@ const BackendRegistrar kRegistrar{
 
 }  // namespace
 
-DTypeSet ReferenceBackend::supported_dtypes() const {
-  DTypeSet s = product_dtypes();  // every dtype the core has product kernels for
-  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
-}
+DTypeSet ReferenceBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
 ReferenceBackend::Matrix ReferenceBackend::matrix(const Tensor& t) {
   Matrix m;

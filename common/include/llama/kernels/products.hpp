@@ -37,6 +37,13 @@ std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64"
 // The dtypes with kernels here (q8_0 today; GGUF's block types join).
 DTypeSet product_dtypes();
 
+// What a backend built on the core's kernels runs (its supported_dtypes()): f32,
+// bf16 and f16 (F32Weights gives them as f32) and every dtype of product_dtypes().
+inline DTypeSet core_kernel_dtypes() {
+  DTypeSet s = product_dtypes();
+  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
+}
+
 // How products with `w` read their input; throws Error naming the tensor when
 // its dtype has no kernels here.
 InputFormat input_format(const Tensor& w);
