@@ -19,6 +19,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/generate.hpp"
+#include "llama/kernels/cpu_features.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
 #include "opened_checkpoint.hpp"
@@ -144,7 +145,7 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   load_plugins(o.plugins);
   switch (o.action) {
     case Action::version:
-      out << version_line(kProgram) << "\n";
+      out << version_line(kProgram) << "\n" << describe_cpu() << "\n";
       list_backends(out);
       return 0;
     case Action::list_backends:
@@ -180,7 +181,8 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
     if (ck.hf()) out << ck.hf()->describe();
     if (ck.gguf()) out << gguf::describe(*ck.gguf());
     const std::string d = backend->describe();
-    out << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
+    out << "kernels: simd level " << describe_simd_level() << "\n"
+        << (d.empty() ? backend->name() + ": the backend describes nothing\n" : d);
     return 0;
   }
   if (o.mode == Mode::chat) {

@@ -175,7 +175,8 @@ std::string BlasBackend::describe() const {
     << "  final: rmsnorm, classifier product\n";
   if (!prepared_) return s.str();
   s << "  model: " << config_.to_string() << "\n"
-    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic\n";
+    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
+    << to_string(simd_level()) << " kernels\n";
   if (classifier_.core()) {
     s << "  products: " << describe_products(classifier_.tensor, kernel_)
       << " (the core's kernels, rows split over threads) in place of sgemv\n";

@@ -10,6 +10,11 @@
 // starting from zero (partial sums between column blocks are stored as f32, so
 // the chain is unchanged), then the residual is added once. The blocking (row
 // range, token count, threads) therefore never changes a bit.
+//
+// Kernels per SimdLevel, picked at run time: avx512 (intrinsics: 16-float
+// vectors, a 16 x 16 transpose to pack), and the plain loops compiled for
+// avx2 (FMA: the same bits as avx512) and portable (fused_madd's double sums:
+// the same bits but for rare double roundings).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,8 +22,9 @@
 #include <utility>
 
 #include "kernels.hpp"
+#include "llama/kernels/simd_target.hpp"
 
-#if defined(__AVX512F__)
+#if LLAMA_HAVE_X86_TARGETS
 #include <immintrin.h>
 #endif
 
@@ -62,27 +68,27 @@ void prefetch_next_panel(const float* w, int64_t cols, int64_t r0, int64_t r1, i
   }
 }
 
-#if defined(__AVX512F__)
+#if LLAMA_HAVE_X86_TARGETS
+namespace avx512 {
 
 // The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
 constexpr __mmask16 kAll = 0xFFFF;
 
 template <int Imm>
-inline __m512 shuffle_lanes(__m512 a, __m512 b) {
+LLAMA_TARGET_AVX512 inline __m512 shuffle_lanes(__m512 a, __m512 b) {
   return _mm512_maskz_shuffle_f32x4(kAll, a, b, Imm);
+}
+
+LLAMA_TARGET_AVX512 inline __m512 lo_pd(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+LLAMA_TARGET_AVX512 inline __m512 hi_pd(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
 }
 
 // In place: r[i] holds row i of a 16 x 16 block, afterwards column i. Three
 // rounds: a 4 x 4 transpose inside each 128-bit lane, then the lanes.
-inline void transpose16(__m512 r[16]) {
-  const auto lo_pd = [](__m512 a, __m512 b) {
-    return _mm512_castpd_ps(
-        _mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-  };
-  const auto hi_pd = [](__m512 a, __m512 b) {
-    return _mm512_castpd_ps(
-        _mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-  };
+LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
@@ -109,8 +115,8 @@ inline void transpose16(__m512 r[16]) {
 }
 
 // f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
-                int64_t depth) {
+LLAMA_TARGET_AVX512 void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows,
+                                    int64_t k0, int64_t depth) {
   for (int64_t v = 0; v < kVectors; ++v) {
     const int64_t n = std::clamp<int64_t>(rows - 16 * v, 0, 16);
     for (int64_t k = 0; k < depth; k += 16) {
@@ -129,7 +135,7 @@ void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_
 }
 
 template <int NR>
-void micro_tile(const Tile& m) {
+LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
   __mmask16 mask[kVectors];
   for (int64_t v = 0; v < kVectors; ++v) {
     const int64_t n = std::clamp<int64_t>(m.rows - 16 * v, 0, 16);
@@ -169,11 +175,14 @@ void micro_tile(const Tile& m) {
   }
 }
 
-#else
+}  // namespace avx512
+#endif
+
+namespace generic {
 
 // f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
-                int64_t depth) {
+LLAMA_ALWAYS_INLINE void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows,
+                                    int64_t k0, int64_t depth) {
   for (int64_t r = 0; r < kPanelRows; ++r) {
     for (int64_t k = 0; k < depth; ++k) {
       panel[k * kPanelRows + r] = r < rows ? w[r * cols + k0 + k] : 0.0f;
@@ -181,18 +190,10 @@ void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows, int64_
   }
 }
 
-// Without hardware FMA std::fma is a library call: multiply then add instead
-// (consistent with itself, not with the AVX-512 build).
-inline float madd(float a, float b, float c) {
-#if defined(FP_FAST_FMAF)
-  return std::fma(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
-template <int NR>
-void micro_tile(const Tile& m) {
+// Fma: whether the caller's level has FMA (fused_madd: std::fma there, the
+// sum in double on the portable level).
+template <int NR, bool Fma>
+LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
   float acc[NR][kPanelRows];
   for (int t = 0; t < NR; ++t) {
     for (int64_t r = 0; r < kPanelRows; ++r) {
@@ -203,7 +204,9 @@ void micro_tile(const Tile& m) {
     const float* w = m.panel + k * kPanelRows;
     for (int t = 0; t < NR; ++t) {
       const float b = m.x[t * m.ldx + k];
-      for (int64_t r = 0; r < kPanelRows; ++r) acc[t][r] = madd(w[r], b, acc[t][r]);
+      for (int64_t r = 0; r < kPanelRows; ++r) {
+        acc[t][r] = fused_madd<Fma>(w[r], b, acc[t][r]);
+      }
     }
   }
   for (int t = 0; t < NR; ++t) {
@@ -213,19 +216,83 @@ void micro_tile(const Tile& m) {
   }
 }
 
-#endif
+}  // namespace generic
 
-// micro_tile<n> for n = 1..kTileTokens, indexed by n - 1.
-template <size_t... I>
-constexpr auto make_tiles(std::index_sequence<I...>) {
-  return std::array<void (*)(const Tile&), sizeof...(I)>{&micro_tile<static_cast<int>(I + 1)>...};
+// The generic kernels compiled for avx2 and portable.
+LLAMA_TARGET_AVX2 void pack_panel_avx2(float* panel, const float* w, int64_t cols, int64_t rows,
+                                       int64_t k0, int64_t depth) {
+  generic::pack_panel(panel, w, cols, rows, k0, depth);
 }
-constexpr auto kTiles = make_tiles(std::make_index_sequence<kTileTokens>{});
+void pack_panel_portable(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
+                         int64_t depth) {
+  generic::pack_panel(panel, w, cols, rows, k0, depth);
+}
+template <int NR>
+LLAMA_TARGET_AVX2 void micro_tile_avx2(const Tile& m) {
+  generic::micro_tile<NR, true>(m);
+}
+template <int NR>
+void micro_tile_portable(const Tile& m) {
+  generic::micro_tile<NR, false>(m);
+}
+
+using PackPanel = void (*)(float*, const float*, int64_t, int64_t, int64_t, int64_t);
+using MicroTile = void (*)(const Tile&);
+using Tiles = std::array<MicroTile, kTileTokens>;  // micro_tile<n> at n - 1
+
+// One level's kernels.
+struct GemmKernels {
+  PackPanel pack;
+  Tiles tiles;
+};
+
+template <size_t... I>
+constexpr GemmKernels make_kernels(PackPanel pack, std::index_sequence<I...>, int which) {
+  switch (which) {
+#if LLAMA_HAVE_X86_TARGETS
+    case 2:
+      return {pack, Tiles{&avx512::micro_tile<static_cast<int>(I + 1)>...}};
+#endif
+    case 1:
+      return {pack, Tiles{&micro_tile_avx2<static_cast<int>(I + 1)>...}};
+    default:
+      return {pack, Tiles{&micro_tile_portable<static_cast<int>(I + 1)>...}};
+  }
+}
+constexpr auto kSeq = std::make_index_sequence<kTileTokens>{};
+#if LLAMA_HAVE_X86_TARGETS
+constexpr GemmKernels kAvx512 = make_kernels(&avx512::pack_panel, kSeq, 2);
+#endif
+constexpr GemmKernels kAvx2 = make_kernels(&pack_panel_avx2, kSeq, 1);
+constexpr GemmKernels kPortable = make_kernels(&pack_panel_portable, kSeq, 0);
+
+const GemmKernels& kernels_for(SimdLevel level) {
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+#if LLAMA_HAVE_X86_TARGETS
+      return kAvx512;
+#else
+      [[fallthrough]];
+#endif
+    case SimdLevel::avx2:
+      return kAvx2;
+    case SimdLevel::portable:
+      break;
+  }
+  return kPortable;
+}
 
 }  // namespace
 
 void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
                  int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
+  matmul_rows(simd_level(), y, ldy, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
+}
+
+void matmul_rows(SimdLevel level, float* y, int64_t ldy, const float* w, const float* x,
+                 int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
+                 const float* residual, int64_t ldr) {
+  const GemmKernels& kernels = kernels_for(level);
   alignas(64) float panel[kDepth * kPanelRows];  // f32 [kDepth, kPanelRows]
   for (int64_t k0 = 0; k0 < cols; k0 += kDepth) {
     const int64_t depth = std::min(kDepth, cols - k0);
@@ -233,7 +300,7 @@ void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t 
     for (int64_t p = r0; p < r1; p += kPanelRows) {
       const int64_t rows = std::min(kPanelRows, r1 - p);
       prefetch_next_panel(w, cols, r0, r1, p, k0);
-      pack_panel(panel, w + p * cols, cols, rows, k0, depth);
+      kernels.pack(panel, w + p * cols, cols, rows, k0, depth);
       for (int64_t t = 0; t < tokens; t += kTileTokens) {
         const int64_t nt = std::min(kTileTokens, tokens - t);
         const Tile m{panel,
@@ -246,7 +313,7 @@ void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t 
                      ldr,
                      rows,
                      k0 == 0};
-        kTiles[static_cast<size_t>(nt - 1)](m);
+        kernels.tiles[static_cast<size_t>(nt - 1)](m);
       }
     }
   }

@@ -24,7 +24,8 @@ std::string GraphBackend::describe() const {
   const Config& c = config_;
   const LayerCopy& first = copies_.layer(0);
   s << "  model: " << c.to_string() << "\n"
-    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic\n";
+    << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
+    << to_string(simd_level()) << " kernels\n";
   s << "  weights: copied into huge pages (" << std::fixed << std::setprecision(1)
     << mib(copies_.f32_bytes()) << " MiB f32, " << mib(copies_.typed_bytes())
     << " MiB in their own dtype); " << mib(released_bytes_)
@@ -35,8 +36,9 @@ std::string GraphBackend::describe() const {
       << c.dim << "]";
     if (!first.w13.empty()) s << ", w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "]";
     s << "\n  matvec: f32 weights (bf16/f16 widened exactly in the copy); decode sums in double"
-         " lanes (AVX-512), 8 rows per pass; batches in f32 (packed 48-row panels, 48 rows x 8"
-         " tokens per register tile); rows split across threads\n";
+         " lanes, 8 rows per pass; batches in f32 (packed 48-row panels, 48 rows x 8"
+         " tokens per register tile), "
+      << to_string(simd_level()) << " kernels; rows split across threads\n";
   }
   const MatrixCopy& cls = copies_.classifier();
   const MatrixCopy& typed = first.wq.typed() ? first.wq : cls;

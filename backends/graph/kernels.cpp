@@ -1,12 +1,15 @@
 // Kernels: the decode product through the register-blocked dot_block (the
 // batched one is gemm_f32.cpp); element-wise loops written for the compiler to
-// vectorize (-fopenmp-simd).
+// vectorize (-fopenmp-simd). Each is compiled for every SimdLevel and picked
+// at run time (simd_level()); the decode product gives the same bits on every
+// level (dot_block.hpp).
 #include "kernels.hpp"
 
 #include <cmath>
 
 #include "dot_block.hpp"
 #include "llama/kernels/math.hpp"
+#include "llama/kernels/simd_target.hpp"
 
 namespace llama::graph {
 namespace {
@@ -15,22 +18,77 @@ inline float finish(float v, const float* residual, int64_t i) {
   return residual ? residual[i] + v : v;
 }
 
+// Eight rows per pass over x (eight independent sums in flight), sums in
+// double lanes (see dot_block.hpp); `NS` names dot_block's version.
+#define LLAMA_MATVEC_BODY(NS)                                                   \
+  float acc[8];                                                                 \
+  int64_t i = r0;                                                               \
+  for (; i + 8 <= r1; i += 8) {                                                 \
+    detail::NS::dot_block<8, 1>(w + i * cols, cols, x, cols, cols, acc);        \
+    for (int64_t k = 0; k < 8; ++k) y[i + k] = finish(acc[k], residual, i + k); \
+  }                                                                             \
+  for (; i < r1; ++i) {                                                         \
+    detail::NS::dot_block<1, 1>(w + i * cols, cols, x, cols, cols, acc);        \
+    y[i] = finish(acc[0], residual, i);                                         \
+  }
+
+#if LLAMA_HAVE_X86_TARGETS
+LLAMA_TARGET_AVX512 void matvec_avx512(float* y, const float* w, const float* x, int64_t cols,
+                                       int64_t r0, int64_t r1,
+                                       const float* residual){LLAMA_MATVEC_BODY(avx512)}
+#endif
+LLAMA_TARGET_AVX2 void matvec_avx2(float* y, const float* w, const float* x, int64_t cols,
+                                   int64_t r0, int64_t r1, const float* residual) {
+  LLAMA_MATVEC_BODY(generic)
+}
+void matvec_portable(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
+                     const float* residual) {
+  LLAMA_MATVEC_BODY(generic)
+}
+#undef LLAMA_MATVEC_BODY
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void add_body(float* out, const float* a, const float* b, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void swiglu_body(float* out, const float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = gate[i];
+    v *= 1.0f / (1.0f + std::exp(-v));
+    out[i] = v * up[i];
+  }
+}
+
+LLAMA_SIMD_VARIANTS(void, add, add_body, (float* out, const float* a, const float* b, int64_t n),
+                    (out, a, b, n))
+LLAMA_SIMD_VARIANTS(void, swiglu, swiglu_body,
+                    (float* out, const float* gate, const float* up, int64_t n), (out, gate, up, n))
+
 }  // namespace
 
 void matvec_rows(float* y, const float* w, const float* x, int64_t cols, int64_t r0, int64_t r1,
                  const float* residual) {
-  // Eight rows per pass over x (eight independent sums in flight), sums in
-  // double lanes (see dot_block.hpp).
-  float acc[8];
-  int64_t i = r0;
-  for (; i + 8 <= r1; i += 8) {
-    detail::dot_block<8, 1>(w + i * cols, cols, x, cols, cols, acc);
-    for (int64_t k = 0; k < 8; ++k) y[i + k] = finish(acc[k], residual, i + k);
+  matvec_rows(simd_level(), y, w, x, cols, r0, r1, residual);
+}
+
+void matvec_rows(SimdLevel level, float* y, const float* w, const float* x, int64_t cols,
+                 int64_t r0, int64_t r1, const float* residual) {
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+#if LLAMA_HAVE_X86_TARGETS
+      return matvec_avx512(y, w, x, cols, r0, r1, residual);
+#else
+      [[fallthrough]];
+#endif
+    case SimdLevel::avx2:
+      return matvec_avx2(y, w, x, cols, r0, r1, residual);
+    case SimdLevel::portable:
+      break;
   }
-  for (; i < r1; ++i) {
-    detail::dot_block<1, 1>(w + i * cols, cols, x, cols, cols, acc);
-    y[i] = finish(acc[0], residual, i);
-  }
+  matvec_portable(y, w, x, cols, r0, r1, residual);
 }
 
 void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float eps) {
@@ -39,16 +97,11 @@ void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float ep
 }
 
 void add_row(float* out, const float* a, const float* b, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  LLAMA_SIMD_DISPATCH(simd_level(), add, (out, a, b, n));
 }
 
 void swiglu_row(float* out, const float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    float v = gate[i];
-    v *= 1.0f / (1.0f + std::exp(-v));
-    out[i] = v * up[i];
-  }
+  LLAMA_SIMD_DISPATCH(simd_level(), swiglu, (out, gate, up, n));
 }
 
 }  // namespace llama::graph

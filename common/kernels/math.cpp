@@ -1,28 +1,116 @@
 // Shared vector kernels and the f32 rotary embedding; loops written for the
-// compiler to vectorize.
+// compiler to vectorize. Each
+// hot one is written once (an always-inline body) and compiled for every
+// SimdLevel, picked at run time, since the build's x86-64-v2 baseline would
+// vectorize it with SSE only. Multiply-adds are written as fused_madd (what
+// the reference builds' FMA contraction computes, also on the portable
+// level); the double reductions' vector width differs between levels, so
+// their last bits may too.
 #include "llama/kernels/math.hpp"
 
 #include <cmath>
 
+#include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/rope.hpp"
+#include "llama/kernels/simd_target.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama {
+namespace {
 
-float dot(const float* a, const float* b, int64_t n) {
+template <bool Fma>
+LLAMA_ALWAYS_INLINE float dot_body(const float* a, const float* b, int64_t n) {
   double s = 0.0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += double(a[i]) * double(b[i]);
   return float(s);
 }
 
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void rmsnorm_body(std::span<float> out, std::span<const float> x,
+                                      std::span<const float> w, float eps) {
   const auto n = static_cast<int64_t>(x.size());
-  float ss = dot(x.data(), x.data(), n);
+  float ss = dot_body<Fma>(x.data(), x.data(), n);
   ss /= static_cast<float>(n);
   ss += eps;
   ss = 1.0f / std::sqrt(ss);
   for (int64_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
+}
+
+// Pair i of a head is (i * stride, i * stride + step): (2i, 2i + 1)
+// interleaved, (i, i + pairs) in halves (RopeTable::pair).
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void rope_body(std::span<float> vec, int64_t head_size, int64_t stride,
+                                   int64_t step, std::span<const float> cos_v,
+                                   std::span<const float> sin_v) {
+  const auto n = static_cast<int64_t>(vec.size());
+  const int64_t pairs = head_size / 2;
+  for (int64_t h = 0; h < n; h += head_size) {
+    float* v = vec.data() + h;
+    for (int64_t i = 0; i < pairs; ++i) {
+      float* a = v + i * stride;
+      float* b = a + step;
+      const float v0 = *a, v1 = *b;
+      *a = fused_madd<Fma>(v0, cos_v[i], -(v1 * sin_v[i]));
+      *b = fused_madd<Fma>(v0, sin_v[i], v1 * cos_v[i]);
+    }
+  }
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void swiglu_body(std::span<float> h1, std::span<const float> h3) {
+  const size_t n = h1.size();
+  for (size_t i = 0; i < n; ++i) {
+    float v = h1[i];
+    v *= 1.0f / (1.0f + std::exp(-v));
+    h1[i] = v * h3[i];
+  }
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
+                                     const float* values, int64_t stride, int64_t n_pos,
+                                     std::span<float> scores, std::span<float> out) {
+  const auto head_size = static_cast<int64_t>(q.size());
+  const float scale = std::sqrt(static_cast<float>(head_size));
+  for (int64_t t = 0; t < n_pos; ++t) {
+    scores[t] = dot_body<Fma>(q.data(), keys + t * stride, head_size) / scale;
+  }
+  softmax(scores.first(static_cast<size_t>(n_pos)));
+  float* o = out.data();
+  for (int64_t i = 0; i < head_size; ++i) o[i] = 0.0f;
+  for (int64_t t = 0; t < n_pos; ++t) {
+    const float a = scores[t];
+    const float* v = values + t * stride;
+#pragma omp simd
+    for (int64_t i = 0; i < head_size; ++i) o[i] = fused_madd<Fma>(a, v[i], o[i]);
+  }
+}
+
+LLAMA_SIMD_VARIANTS(float, dot, dot_body, (const float* a, const float* b, int64_t n), (a, b, n))
+LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,
+                    (std::span<float> out, std::span<const float> x, std::span<const float> w,
+                     float eps),
+                    (out, x, w, eps))
+LLAMA_SIMD_VARIANTS(void, rope, rope_body,
+                    (std::span<float> vec, int64_t head_size, int64_t stride, int64_t step,
+                     std::span<const float> cos_v, std::span<const float> sin_v),
+                    (vec, head_size, stride, step, cos_v, sin_v))
+LLAMA_SIMD_VARIANTS(void, swiglu, swiglu_body, (std::span<float> h1, std::span<const float> h3),
+                    (h1, h3))
+LLAMA_SIMD_VARIANTS(void, attend, attend_body,
+                    (std::span<const float> q, const float* keys, const float* values,
+                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
+                    (q, keys, values, stride, n_pos, scores, out))
+
+}  // namespace
+
+float dot(const float* a, const float* b, int64_t n) {
+  LLAMA_SIMD_DISPATCH(simd_level(), dot, (a, b, n));
+}
+
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
+  LLAMA_SIMD_DISPATCH(simd_level(), rmsnorm, (out, x, w, eps));
 }
 
 void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const {
@@ -35,48 +123,24 @@ void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> s
 
 void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
                  std::span<const float> sin_v) {
-  const auto n = static_cast<int64_t>(vec.size());
-  const int64_t head_size = rope.head_dim(), pairs = rope.pairs();
-  // Pair i is (first + i * stride, first + i * stride + step).
   const bool halves = rope.layout() == RopeLayout::halves;
-  const int64_t stride = halves ? 1 : 2, step = halves ? pairs : 1;
-  for (int64_t h = 0; h < n; h += head_size) {
-    float* v = vec.data() + h;
-    for (int64_t i = 0; i < pairs; ++i) {
-      float* a = v + i * stride;
-      float* b = a + step;
-      const float v0 = *a, v1 = *b;
-      *a = v0 * cos_v[i] - v1 * sin_v[i];
-      *b = v0 * sin_v[i] + v1 * cos_v[i];
-    }
-  }
+  const int64_t stride = halves ? 1 : 2, step = halves ? rope.pairs() : 1;
+  LLAMA_SIMD_DISPATCH(simd_level(), rope, (vec, rope.head_dim(), stride, step, cos_v, sin_v));
 }
 
 void swiglu(std::span<float> h1, std::span<const float> h3) {
-  const size_t n = h1.size();
-  for (size_t i = 0; i < n; ++i) {
-    float v = h1[i];
-    v *= 1.0f / (1.0f + std::exp(-v));
-    h1[i] = v * h3[i];
-  }
+  LLAMA_SIMD_DISPATCH(simd_level(), swiglu, (h1, h3));
 }
 
 void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
                  int64_t n_pos, std::span<float> scores, std::span<float> out) {
-  const auto head_size = static_cast<int64_t>(q.size());
-  const float scale = std::sqrt(static_cast<float>(head_size));
-  for (int64_t t = 0; t < n_pos; ++t) {
-    scores[t] = dot(q.data(), keys + t * stride, head_size) / scale;
-  }
-  softmax(scores.first(static_cast<size_t>(n_pos)));
-  float* o = out.data();
-  for (int64_t i = 0; i < head_size; ++i) o[i] = 0.0f;
-  for (int64_t t = 0; t < n_pos; ++t) {
-    const float a = scores[t];
-    const float* v = values + t * stride;
-#pragma omp simd
-    for (int64_t i = 0; i < head_size; ++i) o[i] += a * v[i];
-  }
+  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
+}
+
+void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
+                          const float* values, int64_t stride, int64_t n_pos,
+                          std::span<float> scores, std::span<float> out) {
+  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
 }
 
 }  // namespace llama

@@ -1,7 +1,7 @@
 // Q8_0 kernels: quantization as runq.c and export.py do it (activations 16
-// at a time when the build targets AVX-512), the portable int8 matrix-vector
-// and batch products, and the choice between them and the AVX-512 VNNI ones
-// (q8_vnni.cpp, q8_vnni_batch.cpp).
+// at a time where the CPU has AVX-512), the portable int8 matrix-vector and
+// batch products, and the choice between them and the AVX-512 VNNI ones
+// (q8_vnni.cpp, q8_vnni_batch.cpp), made at run time.
 #include "llama/kernels/q8.hpp"
 
 #include <immintrin.h>
@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "llama/error.hpp"
+#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/simd_target.hpp"
 #include "q8_kernels.hpp"
 
 namespace llama {
@@ -23,12 +25,11 @@ int8_t to_int8(float r) {
   return static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
 }
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
-#define LLAMA_Q8_QUANTIZE_AVX512 1
-// One group of quantize_activations, 16 values at a time when the build
-// targets AVX-512 (std::round is a library call per value): lane by lane the
-// same operations, so the same bits. Returns the group's scale.
-float quantize_group_avx512(const float* x, int64_t gs, int8_t* values) {
+#if LLAMA_HAVE_X86_TARGETS
+// One group of quantize_activations, 16 values at a time where the CPU has
+// AVX-512 (std::round is a library call per value): lane by lane the same
+// operations, so the same bits. Returns the group's scale.
+LLAMA_TARGET_AVX512 float quantize_group_avx512(const float* x, int64_t gs, int8_t* values) {
   constexpr __mmask16 all = 0xffff;
   auto mask = [gs](int64_t i) {
     return gs - i >= 16 ? all : static_cast<__mmask16>((1u << (gs - i)) - 1);
@@ -120,15 +121,20 @@ const char* to_string(Q8Kernel kernel) {
 
 bool q8_kernel_available(Q8Kernel kernel) {
   if (kernel == Q8Kernel::portable) return true;
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni");
+#if LLAMA_HAVE_X86_TARGETS
+  return simd_level_supported(SimdLevel::avx512) && cpu_features().avx512vnni;
+#else
+  return false;
+#endif
 }
 
 Q8Kernel best_q8_kernel() {
   const char* forced = std::getenv("LLAMA_Q8_KERNEL");
   if (forced != nullptr && std::strcmp(forced, "portable") == 0) return Q8Kernel::portable;
-  return q8_kernel_available(Q8Kernel::avx512_vnni) ? Q8Kernel::avx512_vnni : Q8Kernel::portable;
+  // LLAMA_CPU_LEVEL below avx512 leaves the VNNI kernel out too.
+  return simd_level() == SimdLevel::avx512 && q8_kernel_available(Q8Kernel::avx512_vnni)
+             ? Q8Kernel::avx512_vnni
+             : Q8Kernel::portable;
 }
 
 void Q8Vector::resize(int64_t n, int64_t gs) {
@@ -147,18 +153,29 @@ void quantize_activations(std::span<const float> x, Q8Vector& out) {
 
 void quantize_activations(std::span<const float> x, std::span<int8_t> values,
                           std::span<float> scales, int64_t group_size) {
+  quantize_activations(x, values, scales, group_size, simd_level());
+}
+
+void quantize_activations(std::span<const float> x, std::span<int8_t> values,
+                          std::span<float> scales, int64_t group_size, SimdLevel level) {
   const size_t gs = static_cast<size_t>(group_size);
+#if LLAMA_HAVE_X86_TARGETS
+  if (level == SimdLevel::avx512 && simd_level_supported(SimdLevel::avx512)) {
+    for (size_t g = 0; g < scales.size(); ++g) {
+      scales[g] = quantize_group_avx512(x.data() + g * gs, group_size, values.data() + g * gs);
+    }
+    return;
+  }
+#else
+  (void)level;
+#endif
   for (size_t g = 0; g < scales.size(); ++g) {
     const float* xg = x.data() + g * gs;
-#if LLAMA_Q8_QUANTIZE_AVX512
-    scales[g] = quantize_group_avx512(xg, group_size, values.data() + g * gs);
-#else
     float wmax = 0.0f;
     for (size_t i = 0; i < gs; ++i) wmax = std::max(wmax, std::fabs(xg[i]));
     const float scale = wmax / 127.0f;
     scales[g] = scale;
     for (size_t i = 0; i < gs; ++i) values[g * gs + i] = to_int8(std::round(xg[i] / scale));
-#endif
   }
 }
 

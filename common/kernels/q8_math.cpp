@@ -1,13 +1,23 @@
-// runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why).
+// runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why). std::fma
+// is one instruction only where the compiler may use FMA, and a libm call per
+// value on the x86-64-v2 baseline: each kernel's body is written once and
+// compiled for every SimdLevel, picked at run time. std::fma is exact on every
+// level, so every level gives the same bits.
 #include "llama/kernels/q8_math.hpp"
-#include "llama/kernels/rope.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace llama::q8 {
+#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/rope.hpp"
+#include "llama/kernels/simd_target.hpp"
 
-void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
+namespace llama::q8 {
+namespace {
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void rmsnorm_body(std::span<float> out, std::span<const float> x,
+                                      std::span<const float> w, float eps) {
   const size_t n = x.size();
   float ss = 0.0f;
   for (size_t j = 0; j < n; ++j) ss = std::fma(x[j], x[j], ss);
@@ -17,24 +27,30 @@ void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const flo
   for (size_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
 }
 
-void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
-                 std::span<const float> sin_v) {
-  const auto head_size = static_cast<size_t>(rope.head_dim());
-  for (size_t h = 0; h < vec.size(); h += head_size) {
-    for (int64_t pair = 0; pair < rope.pairs(); ++pair) {
-      const auto [ia, ib] = rope.pair(pair);
-      float& a = vec[h + static_cast<size_t>(ia)];
-      float& b = vec[h + static_cast<size_t>(ib)];
-      const float c = cos_v[static_cast<size_t>(pair)], s = sin_v[static_cast<size_t>(pair)];
-      const float v0 = a, v1 = b;
-      a = std::fma(v0, c, -(v1 * s));
-      b = std::fma(v0, s, v1 * c);
+// Pair i of a head is (i * stride, i * stride + step) (RopeTable::pair).
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void rope_body(std::span<float> vec, int64_t head_size, int64_t stride,
+                                   int64_t step, std::span<const float> cos_v,
+                                   std::span<const float> sin_v) {
+  const auto n = static_cast<int64_t>(vec.size());
+  const int64_t pairs = head_size / 2;
+  for (int64_t h = 0; h < n; h += head_size) {
+    float* v = vec.data() + h;
+    for (int64_t i = 0; i < pairs; ++i) {
+      float* a = v + i * stride;
+      float* b = a + step;
+      const float c = cos_v[static_cast<size_t>(i)], s = sin_v[static_cast<size_t>(i)];
+      const float v0 = *a, v1 = *b;
+      *a = std::fma(v0, c, -(v1 * s));
+      *b = std::fma(v0, s, v1 * c);
     }
   }
 }
 
-void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
-                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
+                                     const float* values, int64_t stride, int64_t n_pos,
+                                     std::span<float> scores, std::span<float> out) {
   const auto hs = static_cast<int64_t>(q.size());
   const float root = std::sqrt(static_cast<float>(hs));
   for (int64_t t = 0; t < n_pos; ++t) {
@@ -60,6 +76,43 @@ void attend_head(std::span<const float> q, const float* keys, const float* value
     for (int64_t i = 0; i < hs; ++i)
       out[static_cast<size_t>(i)] = std::fma(a, v[i], out[static_cast<size_t>(i)]);
   }
+}
+
+LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,
+                    (std::span<float> out, std::span<const float> x, std::span<const float> w,
+                     float eps),
+                    (out, x, w, eps))
+LLAMA_SIMD_VARIANTS(void, rope, rope_body,
+                    (std::span<float> vec, int64_t head_size, int64_t stride, int64_t step,
+                     std::span<const float> cos_v, std::span<const float> sin_v),
+                    (vec, head_size, stride, step, cos_v, sin_v))
+LLAMA_SIMD_VARIANTS(void, attend, attend_body,
+                    (std::span<const float> q, const float* keys, const float* values,
+                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
+                    (q, keys, values, stride, n_pos, scores, out))
+
+}  // namespace
+
+void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
+  LLAMA_SIMD_DISPATCH(simd_level(), rmsnorm, (out, x, w, eps));
+}
+
+void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
+                 std::span<const float> sin_v) {
+  const bool halves = rope.layout() == RopeLayout::halves;
+  const int64_t stride = halves ? 1 : 2, step = halves ? rope.pairs() : 1;
+  LLAMA_SIMD_DISPATCH(simd_level(), rope, (vec, rope.head_dim(), stride, step, cos_v, sin_v));
+}
+
+void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
+                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
+  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
+}
+
+void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
+                          const float* values, int64_t stride, int64_t n_pos,
+                          std::span<float> scores, std::span<float> out) {
+  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
 }
 
 }  // namespace llama::q8

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include "llama/kernels/cpu_features.hpp"
+
 namespace llama {
 
 // out = w * x / sqrt(mean(x^2) + eps), the sum of squares in double, the
@@ -21,6 +23,11 @@ void swiglu(std::span<float> h1, std::span<const float> h3);
 // t * stride. `scores` needs n_pos floats.
 void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
                  int64_t n_pos, std::span<float> scores, std::span<float> out);
+// The same compiled for `level` (the best below it where the CPU lacks it).
+// The kernels here run simd_level()'s code.
+void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
+                          const float* values, int64_t stride, int64_t n_pos,
+                          std::span<float> scores, std::span<float> out);
 
 // sum_i a[i] * b[i], vectorized.
 float dot(const float* a, const float* b, int64_t n);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llama/tensor.hpp"
+#include "llama/kernels/cpu_features.hpp"
 
 namespace llama {
 
@@ -61,6 +62,11 @@ void quantize_activations(std::span<const float> x, Q8Vector& out);
 // == x.size() / group_size.
 void quantize_activations(std::span<const float> x, std::span<int8_t> values,
                           std::span<float> scales, int64_t group_size);
+// The same with the kernel of `level` (the avx512 one where asked and the CPU
+// runs it, else the portable one): every level gives the same bits. The
+// overload above takes simd_level(); tests compare the levels.
+void quantize_activations(std::span<const float> x, std::span<int8_t> values,
+                          std::span<float> scales, int64_t group_size, SimdLevel level);
 
 // Rows [row_begin, row_end) of y = W x for W [rows, cols] in Q8_0 and x
 // quantized with the same group size: out[r - row_begin] = sum over groups g,

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "llama/kernels/cpu_features.hpp"
+
 namespace llama::q8 {
 
 // out = w * (x / sqrt(mean(x^2) + eps)), the sum of squares in f32 FMAs.
@@ -22,5 +24,10 @@ void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const flo
 // needs n_pos floats.
 void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
                  int64_t n_pos, std::span<float> scores, std::span<float> out);
+// The same compiled for `level` (the best below it where the CPU lacks it);
+// every level gives the same bits. The kernels above run simd_level()'s.
+void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
+                          const float* values, int64_t stride, int64_t n_pos,
+                          std::span<float> scores, std::span<float> out);
 
 }  // namespace llama::q8
