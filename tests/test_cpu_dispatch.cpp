@@ -1,0 +1,237 @@
+// Runtime CPU dispatch: feature detection against the kernel's own view
+// (/proc/cpuinfo), every SimdLevel's kernels against the portable ones over
+// odd sizes, and whole models at every level through llama-cli
+// (LLAMA_CPU_LEVEL). Each test prints which levels ran and which this CPU
+// lacks: a level the CPU lacks is reported, never counted as passed.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "graph/kernels.hpp"
+#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/math.hpp"
+#include "llama/kernels/q8.hpp"
+#include "llama/kernels/q8_math.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+
+namespace {
+
+// The levels this CPU runs, with the others reported once per test.
+std::vector<SimdLevel> runnable_levels(const std::string& what) {
+  std::vector<SimdLevel> out;
+  std::string lacks;
+  for (SimdLevel l : kSimdLevels) {
+    if (simd_level_supported(l)) {
+      out.push_back(l);
+    } else {
+      lacks += std::string(" ") + to_string(l);
+    }
+  }
+  std::cout << what << ": levels run:";
+  for (SimdLevel l : out) std::cout << ' ' << to_string(l);
+  std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
+  return out;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// /proc/cpuinfo's flag names for what CpuFeatures::list() calls them.
+std::set<std::string> cpuinfo_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::set<std::string> flags;
+    for (std::string w; words >> w;) flags.insert(w);
+    return flags;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("cpu features agree with the kernel's /proc/cpuinfo", "[cpu]") {
+  const CpuFeatures& f = cpu_features();
+  std::cout << describe_cpu() << "\n";
+#if defined(__x86_64__) && defined(__linux__)
+  const auto flags = cpuinfo_flags();
+  REQUIRE(!flags.empty());
+  const std::pair<const char*, const char*> names[] = {{"sse4.2", "sse4_2"},
+                                                       {"popcnt", "popcnt"},
+                                                       {"avx", "avx"},
+                                                       {"avx2", "avx2"},
+                                                       {"fma", "fma"},
+                                                       {"f16c", "f16c"},
+                                                       {"bmi2", "bmi2"},
+                                                       {"avx-vnni", "avx_vnni"},
+                                                       {"avx512f", "avx512f"},
+                                                       {"avx512bw", "avx512bw"},
+                                                       {"avx512vl", "avx512vl"},
+                                                       {"avx512dq", "avx512dq"},
+                                                       {"avx512cd", "avx512cd"},
+                                                       {"avx512-vnni", "avx512_vnni"},
+                                                       {"avx512-bf16", "avx512_bf16"},
+                                                       {"avx512-fp16", "avx512_fp16"},
+                                                       {"amx-tile", "amx_tile"},
+                                                       {"amx-int8", "amx_int8"},
+                                                       {"amx-bf16", "amx_bf16"}};
+  const auto listed = f.list();
+  REQUIRE(listed.size() == std::size(names));
+  for (size_t i = 0; i < listed.size(); ++i) {
+    INFO(listed[i].first);
+    CHECK(listed[i].first == names[i].first);
+    // Linux lists a flag only when it enables the state the extension needs.
+    CHECK(listed[i].second == (flags.count(names[i].second) == 1));
+  }
+  CHECK(!f.vendor.empty());
+  CHECK(simd_level_supported(SimdLevel::portable));
+  CHECK(simd_level_supported(SimdLevel::avx2) ==
+        (flags.count("avx2") && flags.count("fma") && flags.count("f16c") && flags.count("bmi2") &&
+         flags.count("abm") + flags.count("lzcnt") > 0 && flags.count("movbe")));
+#else
+  std::cout << "cpu features: not an x86-64 Linux machine; only the portable level is checked\n";
+  CHECK(simd_level_supported(SimdLevel::portable));
+#endif
+  CHECK(runnable_level(simd_level()) == simd_level());
+  CHECK(simd_level_supported(simd_level()));
+}
+
+TEST_CASE("graph decode product: every level gives the portable kernel's bits", "[cpu][graph]") {
+  const auto levels = runnable_levels("graph matvec_rows");
+  for (int64_t cols : {1, 7, 8, 9, 31, 64, 100, 288}) {
+    for (int64_t rows : {1, 5, 8, 13, 70}) {
+      const auto w =
+          random_floats(static_cast<size_t>(rows * cols), 1u + static_cast<uint32_t>(cols));
+      const auto x = random_floats(static_cast<size_t>(cols), 7u + static_cast<uint32_t>(rows));
+      const auto res = random_floats(static_cast<size_t>(rows), 3u);
+      std::vector<float> want(static_cast<size_t>(rows));
+      graph::matvec_rows(SimdLevel::portable, want.data(), w.data(), x.data(), cols, 0, rows,
+                         res.data());
+      for (SimdLevel l : levels) {
+        INFO(to_string(l) << " rows " << rows << " cols " << cols);
+        std::vector<float> got(static_cast<size_t>(rows));
+        graph::matvec_rows(l, got.data(), w.data(), x.data(), cols, 0, rows, res.data());
+        CHECK(got == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("graph batch product: avx2 = avx512 bit for bit, portable within 1e-6", "[cpu][graph]") {
+  const auto levels = runnable_levels("graph matmul_rows");
+  for (int64_t cols : {1, 17, 100, 385}) {
+    for (int64_t rows : {1, 47, 49, 100}) {
+      for (int64_t tokens : {1, 3, 8, 9, 70}) {
+        const auto w = random_floats(static_cast<size_t>(rows * cols), 11u);
+        const auto x = random_floats(static_cast<size_t>(tokens * cols), 13u);
+        const auto res = random_floats(static_cast<size_t>(tokens * rows), 17u);
+        std::vector<std::vector<float>> out;
+        for (SimdLevel l : levels) {
+          std::vector<float> y(static_cast<size_t>(tokens * rows));
+          graph::matmul_rows(l, y.data(), rows, w.data(), x.data(), cols, cols, tokens, 0, rows,
+                             res.data(), rows);
+          out.push_back(std::move(y));
+        }
+        for (size_t i = 1; i < levels.size(); ++i) {
+          INFO(to_string(levels[i])
+               << " rows " << rows << " cols " << cols << " tokens " << tokens);
+          if (levels[i - 1] != SimdLevel::portable) {
+            CHECK(out[i] == out[i - 1]);
+            continue;
+          }
+          // Against portable: each sum within 1e-6 of the sum of |terms|.
+          for (int64_t t = 0; t < tokens; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              double mag = std::fabs(res[static_cast<size_t>(t * rows + r)]);
+              for (int64_t k = 0; k < cols; ++k) {
+                mag += std::fabs(double(w[static_cast<size_t>(r * cols + k)]) *
+                                 x[static_cast<size_t>(t * cols + k)]);
+              }
+              const size_t at = static_cast<size_t>(t * rows + r);
+              REQUIRE(std::fabs(double(out[i][at]) - out[0][at]) <= 1e-6 * mag);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("int8 activation quantization and runq.c attention: every level, the same bits",
+          "[cpu][q8]") {
+  const auto levels = runnable_levels("quantize_activations, q8::attend_head");
+  for (int64_t gs : {16, 32, 64}) {
+    const auto x = random_floats(static_cast<size_t>(gs * 7), static_cast<uint32_t>(gs));
+    std::vector<int8_t> want_v(x.size()), got_v(x.size());
+    std::vector<float> want_s(7), got_s(7);
+    quantize_activations(x, want_v, want_s, gs, SimdLevel::portable);
+    for (SimdLevel l : levels) {
+      INFO(to_string(l) << " group size " << gs);
+      quantize_activations(x, got_v, got_s, gs, l);
+      CHECK(got_v == want_v);
+      CHECK(got_s == want_s);
+    }
+  }
+  for (int64_t hs : {8, 48, 64}) {
+    for (int64_t n_pos : {1, 2, 37, 130}) {
+      const int64_t stride = 3 * hs;
+      const auto q = random_floats(static_cast<size_t>(hs), 5u);
+      const auto keys = random_floats(static_cast<size_t>(n_pos * stride), 6u);
+      const auto values = random_floats(static_cast<size_t>(n_pos * stride), 8u);
+      std::vector<float> scores(static_cast<size_t>(n_pos)), want(static_cast<size_t>(hs));
+      q8::attend_head_at_level(SimdLevel::portable, q, keys.data(), values.data(), stride, n_pos,
+                               scores, want);
+      for (SimdLevel l : levels) {
+        INFO(to_string(l) << " head size " << hs << " positions " << n_pos);
+        std::vector<float> got(static_cast<size_t>(hs));
+        q8::attend_head_at_level(l, q, keys.data(), values.data(), stride, n_pos, scores, got);
+        CHECK(got == want);
+        // The f32 path's attention: doubles summed in another vector width.
+        std::vector<float> f_want(static_cast<size_t>(hs)), f_got(static_cast<size_t>(hs));
+        attend_head_at_level(SimdLevel::portable, q, keys.data(), values.data(), stride, n_pos,
+                             scores, f_want);
+        attend_head_at_level(l, q, keys.data(), values.data(), stride, n_pos, scores, f_got);
+        for (size_t i = 0; i < f_got.size(); ++i) {
+          CHECK(std::fabs(f_got[i] - f_want[i]) <= 1e-6f * (1.0f + std::fabs(f_want[i])));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("every parity case at every level the CPU runs, through llama-cli", "[cpu][parity]") {
+  const auto levels = runnable_levels("llama-cli LLAMA_CPU_LEVEL");
+  auto cases = test::load_json(test::reference_path("parity.json"));
+  for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) cases.push_back(c);
+  for (SimdLevel l : levels) {
+    ::setenv("LLAMA_CPU_LEVEL", to_string(l), 1);
+    for (const char* backend : {"blas", "graph"}) {
+      for (const auto& c : cases) {
+        INFO(to_string(l) << " " << backend << " " << c["name"].get<std::string>());
+        const auto r = test::run_llama_cli_case(c, {"-b", backend, "-j", "2"});
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(test::json_stream(j) == c["stream"].get<std::vector<int32_t>>());
+      }
+    }
+    const auto v = test::run_llama_cli({"--version"});
+    CHECK(v.out.find(std::string("simd level: ") + to_string(l)) != std::string::npos);
+  }
+  ::unsetenv("LLAMA_CPU_LEVEL");
+}
