@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_ASAN_BUILD_DIR:-$root/build-asan}"
-cmake -S "$root" -B "$build" -DLLAMA_SANITIZE=address,undefined -DLLAMA_NATIVE=ON \
+cmake -S "$root" -B "$build" -DLLAMA_SANITIZE=address,undefined -DLLAMA_NATIVE=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:${ASAN_OPTIONS:-}"
