@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include "cli_run.hpp"
@@ -14,6 +13,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
+#include "scripted_backend.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -21,25 +21,6 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
 namespace {
-
-// Records every (token, pos); the argmax of its logits is `next[token]`, else 7.
-class ScriptedStub : public InferenceBackend {
- public:
-  std::string name() const override { return "scripted"; }
-  void prepare(const Model& m) override {
-    logits_.assign(static_cast<size_t>(m.config.vocab_size), 0.f);
-  }
-  std::span<const float> forward(int32_t token, int64_t pos) override {
-    fed.emplace_back(token, pos);
-    std::fill(logits_.begin(), logits_.end(), 0.f);
-    const auto it = next.find(token);
-    logits_[static_cast<size_t>(it == next.end() ? 7 : it->second)] = 1.f;
-    return logits_;
-  }
-  std::map<int32_t, int32_t> next;
-  std::vector<std::pair<int32_t, int64_t>> fed;
-  std::vector<float> logits_;
-};
 
 struct CliRun {
   int code;
@@ -71,7 +52,7 @@ TEST_CASE("a chat session forces each turn and samples until EOS", "[chat]") {
   const auto first = tok.encode(render_chat_turn("sys", "hi", true), true, false);
   const auto second = tok.encode(render_chat_turn("sys", "more", false), true, false);
   REQUIRE(first.back() == second.back());  // both end in "[/INST]"
-  ScriptedStub stub;
+  test::ScriptedBackend stub(7);
   stub.prepare(ck.model());
   stub.next = {{first.back(), 100}, {100, 101}, {101, kEosToken}};
   Sampler sampler(ck.config().vocab_size, 0.f, 0.9f, 1);
@@ -160,7 +141,8 @@ TEST_CASE("llama-cli -m chat reads later user turns from standard input", "[chat
     CHECK(j["stop_reason"] == "steps");
   }
   SECTION("--tokenize prints the rendered first turn") {
-    const CliRun r = chat_cli({"-p", "Hi", "-y", "Be brief.", "--tokenize", "--format", "json"}, "");
+    const CliRun r =
+        chat_cli({"-p", "Hi", "-y", "Be brief.", "--tokenize", "--format", "json"}, "");
     REQUIRE(r.code == 0);
     const Llama2cTokenizer tok(test::model_path("tokenizer.bin"), 32000);
     CHECK(nlohmann::json::parse(r.out)["prompt_tokens"].get<std::vector<int32_t>>() ==

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 #include "cli_options.hpp"
 #include "cli_run.hpp"
+#include "command_line.hpp"
 #include "llama/error.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
@@ -111,6 +114,30 @@ TEST_CASE("finding: a value containing %value% does not hang the parser",
   }
   // Without a '%' anywhere, Boost's own message (which quotes the value) is kept.
   CHECK_THROWS_WITH(llama::cli::parse_cli({"-c", "m.bin", "-t", "abc"}), Contains("'abc'"));
+}
+
+TEST_CASE("finding: every app parses its flags through parse_command_line, %value% included",
+          "[robustness][fuzz-finding][cli]") {
+  // llama-tokenizer-bench had its own copy of the parse block, with e.what() as the
+  // message: `--seconds %value%` hung it. The apps now share cli::parse_command_line.
+  namespace po = boost::program_options;
+  double seconds = 0;
+  std::string input;
+  po::options_description desc("Options");
+  desc.add_options()("seconds", po::value(&seconds), "seconds")("input", po::value(&input), "in");
+  CHECK_THROWS_AS(llama::cli::parse_command_line(desc, {"--seconds", "%value%"}),
+                  llama::cli::UsageError);
+  CHECK_THROWS_WITH(llama::cli::parse_command_line(desc, {"--seconds", "%value%"}),
+                    Contains("'%'"));
+  CHECK_THROWS_WITH(llama::cli::parse_command_line(desc, {"--nope"}), Contains("nope"));
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  const po::variables_map vm =
+      llama::cli::parse_command_line(desc, {"in.bin", "--seconds", "2.5"}, &positional);
+  CHECK(vm.count("input") == 1);
+  CHECK(input == "in.bin");
+  CHECK(seconds == 2.5);
+  CHECK_THAT(llama::cli::help_text(desc), Contains("--seconds"));
 }
 
 TEST_CASE("finding: a temperature beyond float range is refused",

@@ -2,10 +2,9 @@
 #include "cli_options.hpp"
 
 #include <boost/program_options.hpp>
-#include <sstream>
 
 #include "backend_flags.hpp"
-#include "usage_message.hpp"
+#include "command_line.hpp"
 
 namespace po = boost::program_options;
 
@@ -39,17 +38,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       "version", "print version and BLAS information")("help,h", "show this help");
   add_backend_flags(desc, o.plugins);
 
-  std::ostringstream help;
-  help << desc;
-  o.help_text = help.str();
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(usage_message(e, args));
-  }
+  o.help_text = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
 
   if (vm.count("help"))
     o.action = Action::help;

@@ -3,7 +3,7 @@
 #include "compare_options.hpp"
 
 #include "backend_flags.hpp"
-#include "usage_message.hpp"
+#include "command_line.hpp"
 
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -50,17 +50,8 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
       "version", "print the version and exit")("help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
-  std::ostringstream help;
-  help << desc;
-  o.help_text = help.str();
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw cli::UsageError(cli::usage_message(e, args));
-  }
+  o.help_text = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
     o.help = true;
     return o;

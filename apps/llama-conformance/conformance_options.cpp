@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "backend_flags.hpp"
+#include "command_line.hpp"
 #include "conformance_suite.hpp"
 #include "usage_error.hpp"
-#include "usage_message.hpp"
 
 namespace po = boost::program_options;
 
@@ -35,17 +35,8 @@ ConformanceOptions parse_conformance(const std::vector<std::string>& args) {
       "format", po::value(&format)->value_name("text|json"), "report format (default text)")(
       "version", "print the version and exit")("help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
-  std::ostringstream help;
-  help << desc;
-  o.help_text = help.str();
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw cli::UsageError(cli::usage_message(e, args));
-  }
+  o.help_text = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
     o.action = Action::help;
   } else if (vm.count("version")) {

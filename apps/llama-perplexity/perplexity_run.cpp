@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend_flags.hpp"
+#include "command_line.hpp"
 #include "error_report.hpp"
 #include "generation_flags.hpp"  // resolve_tokenizer_path
 #include "llama/error.hpp"
@@ -19,7 +20,6 @@
 #include "llama/tokenizers/tokenizer.hpp"
 #include "opened_checkpoint.hpp"
 #include "usage_error.hpp"
-#include "usage_message.hpp"
 
 namespace po = boost::program_options;
 
@@ -62,16 +62,8 @@ Options parse(const std::vector<std::string>& args) {
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
       "version", "print the version and exit")("help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
-  std::ostringstream help;
-  help << desc;
-  o.help = help.str();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw cli::UsageError(cli::usage_message(e, args));
-  }
+  o.help = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
     o.show_help = true;
     return o;

@@ -6,16 +6,15 @@
 
 #include <boost/program_options.hpp>
 #include <fstream>
-#include <sstream>
 
 #include "backend_flags.hpp"
+#include "command_line.hpp"
 #include "error_report.hpp"
 #include "llama/chat/json_value.hpp"
 #include "llama/chat/model_template.hpp"
 #include "llama/chat/template.hpp"
 #include "llama/error.hpp"
 #include "usage_error.hpp"
-#include "usage_message.hpp"
 
 namespace po = boost::program_options;
 
@@ -52,16 +51,8 @@ Options parse(const std::vector<std::string>& args) {
       "add-generation-prompt", po::bool_switch(&o.add_generation_prompt),
       "end with the assistant's turn header")("version", "print the version and exit")(
       "help,h", "show this help");
-  std::ostringstream help;
-  help << desc;
-  o.help = help.str();
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw cli::UsageError(cli::usage_message(e, args));
-  }
+  o.help = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help") || vm.count("version")) {
     o.show_help = vm.count("help") > 0;
     o.show_version = !o.show_help;

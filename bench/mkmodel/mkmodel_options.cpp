@@ -3,13 +3,12 @@
 #include "mkmodel_options.hpp"
 
 #include "seed_flag.hpp"
-#include "usage_message.hpp"
 
 #include <boost/program_options.hpp>
 #include <limits>
 #include <optional>
-#include <sstream>
 
+#include "command_line.hpp"
 #include "llama/error.hpp"
 #include "model_shape.hpp"
 
@@ -50,17 +49,8 @@ MkmodelOptions parse_mkmodel_options(const std::vector<std::string>& args) {
       "seed,r", po::value(&seed)->value_name("NUM"), "random seed (default 42)")(
       "list-shapes", "list the named shapes and exit")("version", "print the version and exit")(
       "help,h", "show this help");
-  std::ostringstream help;
-  help << desc;
-  o.help_text = help.str();
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw MkmodelUsageError(cli::usage_message(e, args));
-  }
+  o.help_text = cli::help_text(desc);
+  po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
     o.action = MkmodelAction::help;
     return o;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "backend_flags.hpp"
+#include "command_line.hpp"
 #include "error_report.hpp"
 #include "llama/error.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
@@ -61,13 +62,7 @@ int run(const std::vector<std::string>& args) {
       "seconds", po::value(&seconds)->value_name("S"), "encode for at least S seconds (default 2)")(
       "format", po::value(&format)->value_name("text|json"), "output (default text)")(
       "version", "print the version and exit")("help,h", "show this help");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw llama::cli::UsageError(e.what());
-  }
+  po::variables_map vm = llama::cli::parse_command_line(desc, args);
   if (vm.count("help")) {
     std::cout << desc;
     return 0;

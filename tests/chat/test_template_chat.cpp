@@ -3,7 +3,6 @@
 // the template's bos/eos strings become ids; llama-cli's --chat-template, the
 // template beside a tokenizer.json, and --tokenize -m chat showing the turn.
 #include <catch2/catch.hpp>
-#include <map>
 #include <sstream>
 
 #include "cli_run.hpp"
@@ -11,33 +10,12 @@
 #include "llama/chat/chat_format.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "scripted_backend.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
 
 namespace {
-
-// Records every (token, pos); the argmax of its logits is `next[token]`, else `fallback`.
-class ScriptedBackend : public InferenceBackend {
- public:
-  std::string name() const override { return "scripted"; }
-  void prepare(const Model& m) override {
-    logits_.assign(static_cast<size_t>(m.config.vocab_size), 0.f);
-  }
-  std::span<const float> forward(int32_t token, int64_t pos) override {
-    fed.emplace_back(token, pos);
-    std::fill(logits_.begin(), logits_.end(), 0.f);
-    const auto it = next.find(token);
-    logits_[static_cast<size_t>(it == next.end() ? fallback : it->second)] = 1.f;
-    return logits_;
-  }
-  std::map<int32_t, int32_t> next;
-  int32_t fallback = 2;  // EOS
-  std::vector<std::pair<int32_t, int64_t>> fed;
-
- private:
-  std::vector<float> logits_;
-};
 
 chat::ModelChatTemplate chatml() {
   chat::ModelChatTemplate t;
@@ -98,7 +76,7 @@ TEST_CASE("template chat: a turn runs only what the KV cache lacks", "[chat][tem
   const auto tok = open_tokenizer(test::model_path("tok2048.bin"), {.vocab_size = 2048});
   const chat::TemplateChatFormat f(chatml());
   const std::vector<int32_t> t1 = f.encode(*tok, f.render({{"user", "Hi"}}), true);
-  ScriptedBackend backend;
+  test::ScriptedBackend backend(2);  // EOS after any token not scripted
   backend.prepare(ck.model());
   backend.next = {{t1.back(), 300}, {300, 301}};  // the reply: 300 301, then EOS
   Sampler sampler(2048, 0.f, 0.9f, 1);
