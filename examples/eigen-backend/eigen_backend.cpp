@@ -69,8 +69,8 @@ void EigenBackend::prepare(const llama::Model& model) {
   zeros(q_, c.q_dim());
   zeros(scores_, c.n_heads * c.seq_len);
   zeros(logits_, c.vocab_size);
-  zeros(key_cache_, c.kv_cache_floats() / 2);
-  zeros(val_cache_, c.kv_cache_floats() / 2);
+  key_cache_ = llama::UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
+  val_cache_ = llama::UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   zeros(cos_, rope_.pairs());
   zeros(sin_, rope_.pairs());
   xd_.assign(sz(std::max({c.dim, c.q_dim(), c.hidden_dim})), 0.0);

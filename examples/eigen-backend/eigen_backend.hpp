@@ -13,6 +13,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/kernels/rope.hpp"
+#include "llama/uninitialized_array.hpp"
 
 namespace eigen_backend {
 
@@ -76,16 +77,18 @@ class EigenBackend final : public llama::InferenceBackend {
   Matrix classifier_;  // f32 [vocab_size, dim]
 
   // Run state (prepare allocates it; decode never does).
-  std::vector<float> x_;          // f32 [dim] residual stream
-  std::vector<float> xb_;         // f32 [max(dim, q_dim)] normed input / attention output
-  std::vector<float> xb2_;        // f32 [dim]
-  std::vector<float> hb_;         // f32 [hidden_dim]
-  std::vector<float> hb2_;        // f32 [hidden_dim]
-  std::vector<float> q_;          // f32 [q_dim]
-  std::vector<float> scores_;     // f32 [n_heads, seq_len] attention scores per head
-  std::vector<float> logits_;     // f32 [vocab_size]
-  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  std::vector<float> x_;       // f32 [dim] residual stream
+  std::vector<float> xb_;      // f32 [max(dim, q_dim)] normed input / attention output
+  std::vector<float> xb2_;     // f32 [dim]
+  std::vector<float> hb_;      // f32 [hidden_dim]
+  std::vector<float> hb2_;     // f32 [hidden_dim]
+  std::vector<float> q_;       // f32 [q_dim]
+  std::vector<float> scores_;  // f32 [n_heads, seq_len] attention scores per head
+  std::vector<float> logits_;  // f32 [vocab_size]
+  // f32 [n_layers, seq_len, kv_dim] each: a position's rows are written before any
+  // read of them, so they start uninitialised (no zero-fill at prepare, and the pages
+  // become resident only as positions run).
+  llama::UninitializedArray<float> key_cache_, val_cache_;
   std::vector<float> cos_, sin_;  // f32 [head_dim / 2] the rotation of one position
   // Decode's double products (eigen_products.cpp): the input, widened once.
   std::vector<double> xd_;  // f64 [max(dim, q_dim, hidden_dim)]
