@@ -161,8 +161,9 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
   if (!vnni) WARN("this CPU has no AVX-512 VNNI: only the portable kernel is checked");
   for (const int64_t gs : {1, 3, 16, 32, 64, 100, 128, 256}) {
     INFO("group size " << gs);
-    // 19 groups: 16 through the blocked VNNI path, 3 one by one.
-    const int64_t rows = 37, cols = gs * (gs < 64 ? 8 : 19);
+    // 19 groups: 16 through the blocked VNNI path, 3 one by one; group size
+    // 32 an odd 9 (dim 288), its last group without a partner in its 64 bytes.
+    const int64_t rows = 37, cols = gs * (gs == 32 ? 9 : gs < 64 ? 8 : 19);
     std::vector<int8_t> w(static_cast<size_t>(rows * cols));
     for (auto& b : w) b = static_cast<int8_t>(byte(rng));  // -128 included
     std::vector<float> ws(static_cast<size_t>(rows * cols / gs));
@@ -208,8 +209,8 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
 }
 
 TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable one", "[q8]") {
-  // Group sizes that are multiples of 64 go 16 rows at a time with a masked
-  // last block; rows past kMaxGroups (1024) groups take the per-row path.
+  // Group sizes that are multiples of 64 (and 32) go 16 rows at a time with a
+  // masked last block; rows past kMaxGroups (1024) groups take the per-row path.
   if (!q8_kernel_available(Q8Kernel::avx512_vnni)) {
     WARN("this CPU has no AVX-512 VNNI: nothing to compare");
     return;
@@ -220,8 +221,11 @@ TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable on
   struct Shape {
     int64_t rows, cols, gs;
   };
+  // Group size 32 goes two groups per 64 bytes: an odd count (dim 288) ends
+  // on a group alone, an even one does not.
   for (const Shape shape : {Shape{53, 64 * 44, 64}, Shape{16, 192 * 5, 192}, Shape{33, 128, 128},
-                            Shape{1, 64, 64}, Shape{3, 64 * 1025, 64}}) {
+                            Shape{1, 64, 64}, Shape{3, 64 * 1025, 64}, Shape{53, 32 * 9, 32},
+                            Shape{35, 32 * 24, 32}, Shape{17, 32, 32}}) {
     const auto [rows, cols, gs] = shape;
     INFO(rows << " x " << cols << " in groups of " << gs);
     std::vector<int8_t> w(static_cast<size_t>(rows * cols));
@@ -267,8 +271,8 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
   struct Shape {
     int64_t gs, groups;
   };
-  for (const Shape shape : {Shape{64, 5}, Shape{128, 2}, Shape{32, 7}, Shape{100, 3}, Shape{4, 9},
-                            Shape{12, 5}, Shape{3, 6}, Shape{1, 8}}) {
+  for (const Shape shape : {Shape{64, 5}, Shape{128, 2}, Shape{32, 7}, Shape{32, 8}, Shape{100, 3},
+                            Shape{4, 9}, Shape{12, 5}, Shape{3, 6}, Shape{1, 8}}) {
     const int64_t gs = shape.gs, cols = gs * shape.groups;
     std::vector<int8_t> w(static_cast<size_t>(rows * cols));
     for (auto& b : w) b = static_cast<int8_t>(byte(rng));  // -128 included

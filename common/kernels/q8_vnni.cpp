@@ -9,7 +9,10 @@
 // group, the 16 rows' accumulators are reduced by one transpose of adds into
 // lane per row, then val = fma(float(dot) * w_scale, x_scale, val) for 16 rows
 // side by side: runq.c's sequence per row, so results equal the portable
-// kernel's bit for bit. Other group sizes take row_dot (q8_vnni_ops.hpp).
+// kernel's bit for bit. Group size 32 (llama2.c's export halves 64 to fit a
+// dim such as 288) goes the same way with two groups per 64 bytes, whose
+// 256-bit halves are reduced apart (rows_dot32). Other group sizes take
+// row_dot (q8_vnni_ops.hpp).
 // (The previous kernel, one row at a time with |w| and x carrying w's sign,
 // spent half its time in per-row reductions and a latency-bound FMA chain.)
 #include "q8_kernels.hpp"
@@ -77,13 +80,67 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
   _mm512_mask_storeu_ps(out, rows, val);
 }
 
+// val + float(dots - corr[g]) * w_scale * x_scale for group g of 16 rows
+// (runq.c's step, lane per row).
+LLAMA_VNNI inline __m512 group_step(__m512 val, __m512i dots, __mmask16 rows, __m512i scale_at,
+                                    const float* ws, const int32_t* corr, const Q8View& x,
+                                    int64_t g) {
+  const __m512 w_scale =
+      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, scale_at, ws + g, sizeof(float));
+  const __m512 scaled = _mm512_mul_ps(
+      _mm512_maskz_cvtepi32_ps(kAll16, _mm512_sub_epi32(dots, _mm512_set1_epi32(corr[g]))),
+      w_scale);
+  return _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
+                               val);
+}
+
+// rows_dot for group size 32: each 64-byte step covers groups g and g + 1
+// (an odd last group loads its 32 bytes alone), reduced into a lane per row
+// for each, then fed to the chains in group order.
+template <bool Tail>
+LLAMA_VNNI inline void rows_dot32(float* out, const QuantizedTensor& w, const Q8View& x,
+                                  const int32_t* corr, int64_t r, int64_t n) {
+  const auto cols = static_cast<int64_t>(x.values.size());
+  const int64_t groups = cols / 32;
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
+  const __m512i scale_at =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int32_t>(groups)));
+  const int8_t* wr = w.values.data() + r * cols;
+  const float* ws = w.scales.data() + r * groups;
+  const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
+  const int8_t* next = r + 2 * kRows <= total_rows ? wr + kRows * cols : wr;
+  __m512 val = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; g += 2) {
+    const bool pair = g + 1 < groups;
+    const __mmask64 bytes = pair ? ~__mmask64{0} : first_bytes(32);
+    for (int64_t line = g * 32 * 16; line < (g + 2) * 32 * 16 && line < 16 * cols; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + line), _MM_HINT_T2);
+    }
+    const __m512i xv = _mm512_maskz_loadu_epi8(bytes, x.values.data() + g * 32);
+    __m512i acc[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+      const __mmask64 m = !Tail || i < n ? bytes : 0;
+      const __m512i wu = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, wr + i * cols + g * 32), flip);
+      acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wu, xv);
+    }
+    __m512i lo, hi;
+    reduce16_halves(acc, lo, hi);
+    val = group_step(val, lo, rows, scale_at, ws, corr, x, g);
+    if (pair) val = group_step(val, hi, rows, scale_at, ws, corr, x, g + 1);
+  }
+  _mm512_mask_storeu_ps(out, rows, val);
+}
+
 }  // namespace
 
 LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                                     int64_t row_begin, int64_t row_end) {
   const auto cols = static_cast<int64_t>(x.values.size());
   const int64_t gs = x.group_size, groups = cols / gs;
-  if (gs % 64 != 0 || groups > kMaxGroups) {
+  if ((gs % 64 != 0 && gs != 32) || groups > kMaxGroups) {
     for (int64_t r = row_begin; r < row_end; ++r) {
       out[static_cast<size_t>(r - row_begin)] =
           row_dot(w.values.data() + r * cols, w.scales.data() + r * groups, x.values.data(),
@@ -96,12 +153,19 @@ LLAMA_VNNI void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor&
   for (int64_t g = 0; g < groups; ++g) {
     __m512i acc = _mm512_setzero_si512();
     for (int64_t k = g * gs; k < (g + 1) * gs; k += 64) {
-      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(x.values.data() + k));
+      acc = _mm512_dpbusd_epi32(
+          acc, ones, _mm512_maskz_loadu_epi8(first_bytes((g + 1) * gs - k), x.values.data() + k));
     }
     corr[g] = 128 * reduce_add(acc);
   }
   float* o = out.data();
   int64_t r = row_begin;
+  if (gs == 32) {
+    for (; r + kRows <= row_end; r += kRows)
+      rows_dot32<false>(o + (r - row_begin), w, x, corr, r, kRows);
+    if (r < row_end) rows_dot32<true>(o + (r - row_begin), w, x, corr, r, row_end - r);
+    return;
+  }
   for (; r + kRows <= row_end; r += kRows)
     rows_dot<false>(o + (r - row_begin), w, x, corr, r, kRows);
   if (r < row_end) rows_dot<true>(o + (r - row_begin), w, x, corr, r, row_end - r);

@@ -121,17 +121,60 @@ LLAMA_VNNI void pack(const Q8Batch& x, int64_t cols, Packed& p) {
   }
 }
 
-// out[g] = -128 * sum of group g of row w [cols], wrapping like vpdpbusd.
-LLAMA_VNNI void minus_128_sums(const int8_t* w, int64_t cols, int64_t gs, int32_t* out) {
+// out[r * groups + g] = -128 * sum of group g of row r of w [rows, cols],
+// wrapping like vpdpbusd. Group sizes of whole 64-byte vectors, and 32 (two
+// groups per vector), go 16 rows at a time with one transposing reduction per
+// group (a reduction per row and group was a tenth of 110M's prefill).
+LLAMA_VNNI void minus_128_sums(const int8_t* w, int64_t rows, int64_t cols, int64_t gs,
+                               int32_t* out) {
   const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
   const int64_t groups = cols / gs;
-  for (int64_t g = 0; g < groups; ++g) {
-    __m512i acc = _mm512_setzero_si512();
-    for (int64_t k = 0; k < gs; k += 64) {
-      const __m512i wv = _mm512_maskz_loadu_epi8(first_bytes(gs - k), w + g * gs + k);
-      acc = _mm512_dpbusd_epi32(acc, k128, wv);
+  if (gs % 64 != 0 && gs != 32) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t g = 0; g < groups; ++g) {
+        __m512i acc = zero;
+        for (int64_t k = 0; k < gs; k += 64) {
+          const __m512i wv =
+              _mm512_maskz_loadu_epi8(first_bytes(gs - k), w + r * cols + g * gs + k);
+          acc = _mm512_dpbusd_epi32(acc, k128, wv);
+        }
+        out[r * groups + g] = reduce_add(_mm512_sub_epi32(zero, acc));
+      }
     }
-    out[g] = reduce_add(_mm512_sub_epi32(_mm512_setzero_si512(), acc));
+    return;
+  }
+  const int64_t per_pass = gs == 32 ? 2 : 1;  // groups per 64-byte step
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t n = std::min<int64_t>(16, rows - r0);
+    for (int64_t g = 0; g < groups; g += per_pass) {
+      const bool pair = per_pass == 2 && g + 1 < groups;
+      const int64_t span = gs == 32 ? 32 * (pair ? 2 : 1) : gs;
+      __m512i acc[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        acc[i] = zero;
+        if (i >= n) continue;
+        for (int64_t k = 0; k < span; k += 64) {
+          const __m512i wv =
+              _mm512_maskz_loadu_epi8(first_bytes(span - k), w + (r0 + i) * cols + g * gs + k);
+          acc[i] = _mm512_dpbusd_epi32(acc[i], k128, wv);
+        }
+      }
+      alignas(64) int32_t first[16], second[16];
+      if (per_pass == 2) {
+        __m512i lo, hi;
+        reduce16_halves(acc, lo, hi);
+        _mm512_store_si512(first, _mm512_sub_epi32(zero, lo));
+        _mm512_store_si512(second, _mm512_sub_epi32(zero, hi));
+      } else {
+        _mm512_store_si512(first, _mm512_sub_epi32(zero, reduce16(acc)));
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        out[(r0 + i) * groups + g] = first[i];
+        if (pair) out[(r0 + i) * groups + g + 1] = second[i];
+      }
+    }
   }
 }
 
@@ -272,9 +315,7 @@ LLAMA_VNNI void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride,
   Job job{w.values.data(), w.scales.data(), comp.data(), &p, res.data(), 0, cols, gs, groups};
   for (int64_t c0 = row_begin; c0 < row_end; c0 += chunk) {
     const int64_t c1 = std::min(row_end, c0 + chunk);
-    for (int64_t r = c0; r < c1; ++r) {
-      minus_128_sums(w.values.data() + r * cols, cols, gs, comp.data() + (r - c0) * groups);
-    }
+    minus_128_sums(w.values.data() + c0 * cols, c1 - c0, cols, gs, comp.data());
     job.row0 = c0;
     for (int64_t r0 = c0; r0 < c1; r0 += kRows) {
       const auto rows = static_cast<size_t>(std::min<int64_t>(kRows, c1 - r0));

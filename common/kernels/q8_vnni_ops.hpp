@@ -51,6 +51,30 @@ LLAMA_VNNI inline __m512i reduce16(const __m512i v[16]) {
                           _mm512_maskz_shuffle_i32x4(kAll16, t0, t1, 0xdd));
 }
 
+// The 256-bit halves of each v[i] summed apart: lo lane i = sum of v[i]'s
+// lanes 0..7, hi lane i = sum of lanes 8..15 (two groups of 32 bytes per
+// 64-byte vector, each half accumulated by vpdpbusd from its own 32 bytes).
+LLAMA_VNNI inline void reduce16_halves(const __m512i v[16], __m512i& lo, __m512i& hi) {
+  __m512i s2[8], s4[4];
+  for (int i = 0; i < 8; ++i) {
+    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]));
+  }
+  // s4[i]'s 128-bit lane L: partial sums of v[4i .. 4i+3] from their lane L.
+  for (int i = 0; i < 4; ++i) {
+    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, s2[2 * i], s2[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi64(kAll8, s2[2 * i], s2[2 * i + 1]));
+  }
+  // u: 128-bit lanes 0+1 (the low half) and 2+3 (the high half) added, giving
+  // [rows 4i.. lo, rows 4i.. hi, rows 4i+4.. lo, rows 4i+4.. hi].
+  const __m512i u0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0xdd));
+  const __m512i u1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0xdd));
+  lo = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0x88);
+  hi = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0xdd);
+}
+
 // Mask of the first n (0..64) bytes.
 inline __mmask64 first_bytes(int64_t n) {
   return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
