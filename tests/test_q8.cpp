@@ -13,6 +13,7 @@
 #include "llama/generate.hpp"
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/q8.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 
@@ -252,6 +253,93 @@ TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable on
         CHECK(fast.front() == -7.0f);
         CHECK(fast.back() == -7.0f);
         CHECK(std::equal(fast.begin() + 1, fast.end() - 1, want.begin() + begin));
+      }
+    }
+  }
+}
+
+TEST_CASE("runq.c's attention of one head, at every level, as its loops compute it", "[q8]") {
+  // The kernel runs several score chains side by side; each must still be
+  // runq.c's FMA chain over the head in order (written out here one by one).
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const int64_t hs : {8, 48, 64}) {
+    for (const int64_t n_pos : {1, 7, 8, 9, 33, 130}) {
+      const int64_t stride = 2 * hs + 3;
+      std::vector<float> q(static_cast<size_t>(hs)), keys(static_cast<size_t>(n_pos * stride)),
+          values(keys.size());
+      for (auto& v : q) v = normal(rng);
+      for (auto& v : keys) v = normal(rng);
+      for (auto& v : values) v = normal(rng);
+      std::vector<float> p(static_cast<size_t>(n_pos)), want(static_cast<size_t>(hs), 0.0f);
+      const float root = std::sqrt(float(hs));
+      for (int64_t t = 0; t < n_pos; ++t) {
+        float s = 0.0f;
+        for (int64_t i = 0; i < hs; ++i)
+          s = std::fma(q[size_t(i)], keys[size_t(t * stride + i)], s);
+        p[size_t(t)] = s / root;
+      }
+      const float max_val = *std::max_element(p.begin(), p.end());
+      float sum = 0.0f;
+      for (auto& v : p) {
+        v = std::exp(v - max_val);
+        sum += v;
+      }
+      for (auto& v : p) v /= sum;
+      for (int64_t t = 0; t < n_pos; ++t) {
+        for (int64_t i = 0; i < hs; ++i) {
+          want[size_t(i)] = std::fma(p[size_t(t)], values[size_t(t * stride + i)], want[size_t(i)]);
+        }
+      }
+      for (const SimdLevel l : {SimdLevel::portable, SimdLevel::avx2, SimdLevel::avx512}) {
+        INFO(to_string(l) << " head size " << hs << " positions " << n_pos);
+        if (!simd_level_supported(l)) {
+          WARN("this CPU lacks level " << to_string(l) << ": its attention kernel is not checked");
+          continue;
+        }
+        std::vector<float> scores(static_cast<size_t>(n_pos)), got(static_cast<size_t>(hs), -1.0f);
+        q8::attend_head_at_level(l, q, keys.data(), values.data(), stride, n_pos, scores, got);
+        CHECK(got == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("a prompt's attention in blocks of queries equals one query at a time", "[q8]") {
+  // attend_queries runs up to 16 queries in the lanes of a register against
+  // each key (causal: each query only up to its position); every query's
+  // output must be attend_head's, bit for bit, at every level.
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const int64_t hs : {8, 48, 64}) {
+    for (const auto& [first_pos, n] :
+         {std::pair<int64_t, int64_t>{0, 1}, {0, 16}, {0, 37}, {5, 3}, {30, 17}, {100, 33}}) {
+      const int64_t stride = 2 * hs + 1, q_ld = 3 * hs, out_ld = hs + 5, n_keys = first_pos + n;
+      std::vector<float> q(static_cast<size_t>(n * q_ld)),
+          keys(static_cast<size_t>(n_keys * stride)), values(keys.size());
+      for (auto& v : q) v = normal(rng);
+      for (auto& v : keys) v = normal(rng);
+      for (auto& v : values) v = normal(rng);
+      for (const SimdLevel l : {SimdLevel::portable, SimdLevel::avx2, SimdLevel::avx512}) {
+        INFO(to_string(l) << " head size " << hs << " first position " << first_pos << ", " << n
+                          << " queries");
+        if (!simd_level_supported(l)) {
+          WARN("this CPU lacks level " << to_string(l) << ": its attention kernel is not checked");
+          continue;
+        }
+        std::vector<float> got(static_cast<size_t>(n * out_ld), -3.0f);
+        std::vector<float> scratch(q8::attend_queries_scratch(hs, n_keys));
+        q8::attend_queries_at_level(l, q.data(), q_ld, n, first_pos, hs, keys.data(), values.data(),
+                                    stride, scratch, got.data(), out_ld);
+        for (int64_t i = 0; i < n; ++i) {
+          std::vector<float> scores(static_cast<size_t>(n_keys)), want(static_cast<size_t>(hs));
+          q8::attend_head_at_level(l, {q.data() + i * q_ld, size_t(hs)}, keys.data(), values.data(),
+                                   stride, first_pos + i + 1, scores, want);
+          INFO("query " << i);
+          CHECK(std::equal(want.begin(), want.end(), got.begin() + i * out_ld));
+          // The padding between output rows is left alone.
+          CHECK(got[size_t(i * out_ld + hs)] == -3.0f);
+        }
       }
     }
   }

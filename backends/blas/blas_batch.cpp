@@ -14,6 +14,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "openblas_runtime.hpp"
 
 namespace llama::blas {
@@ -29,18 +30,23 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
   const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
-  tbb::enumerable_thread_specific<std::vector<float>> scores(
-      [&] { return std::vector<float>(static_cast<size_t>(c.seq_len)); });
+  const size_t scratch_floats = attend_scratch_floats(hs, start_pos + n);
+  tbb::enumerable_thread_specific<std::vector<float>> scratch(
+      [&] { return std::vector<float>(scratch_floats); });
+  // One job per (head, block of queries): the block's queries share each key
+  // load and run their score chains side by side (steps.hpp).
+  const int64_t blocks = (n + q8::kAttendQueries - 1) / q8::kAttendQueries;
   arena_->execute([&] {
-    tbb::parallel_for(int64_t{0}, n * c.n_heads, [&](int64_t job) {
-      const int64_t i = job / c.n_heads, h = job % c.n_heads;
+    tbb::parallel_for(int64_t{0}, blocks * c.n_heads, [&](int64_t job) {
+      // Later blocks attend more positions: they go first.
+      const int64_t b = blocks - 1 - job / c.n_heads, h = job % c.n_heads;
+      const int64_t i0 = b * q8::kAttendQueries, m = std::min(q8::kAttendQueries, n - i0);
       const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
       // Queries and the attention output: rows of q_dim.
-      const size_t q_off = static_cast<size_t>(i * q_dim + h * hs);
-      steps_.attend_head(std::span<const float>(bq_).subspan(q_off, static_cast<size_t>(hs)),
-                         key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                         start_pos + i + 1, scores.local(),
-                         std::span(bxb_).subspan(q_off, static_cast<size_t>(hs)));
+      const size_t q_off = static_cast<size_t>(i0 * q_dim + h * hs);
+      steps_.attend_queries(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
+                            key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+                            scratch.local(), bxb_.data() + q_off, q_dim);
     });
   });
 }

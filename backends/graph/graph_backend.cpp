@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include <tbb/task_arena.h>
+
 #include "compiler.hpp"
 #include "layer_graphs.hpp"
 #include "llama/checked_math.hpp"
@@ -156,7 +158,9 @@ void GraphBackend::prepare(const Model& model) {
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
   key_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
   val_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
-  scores_ = UninitializedArray<float>(sz(kBatchTokens * c.n_heads * c.seq_len));
+  scores_ = UninitializedArray<float>(
+      std::max(sz(c.n_heads * c.seq_len),
+               sz(exec_.threads()) * attend_scratch_floats(c.head_size(), c.seq_len)));
   rope_cos_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
   rope_sin_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
   prepared_ = true;
@@ -167,18 +171,34 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), heads = c.n_heads;
   const size_t layer_off = sz(layer * c.seq_len * kv_dim);
-  auto head = [&](int64_t task) {
-    const int64_t t = task / heads, h = task % heads;
-    const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
-    const float* qh = q + t * q_ld + h * hs;
-    steps_.attend_head({qh, sz(hs)}, key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                       start_pos + t + 1,
-                       scores_.span().subspan(sz(task * c.seq_len), sz(c.seq_len)),
-                       {out + t * out_ld + h * hs, sz(hs)});
-  };
   // Threads pay off once the cache is long enough.
   const int64_t work = n * (start_pos + n) * hs * heads;
-  exec_.for_each(n * heads, work >= (int64_t{1} << 15), head);
+  const bool parallel = work >= (int64_t{1} << 15);
+  if (n == 1) {
+    exec_.for_each(heads, parallel, [&](int64_t h) {
+      const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
+      steps_.attend_head({q + h * hs, sz(hs)}, key_cache_.data() + kv_off,
+                         val_cache_.data() + kv_off, kv_dim, start_pos + 1,
+                         scores_.span().subspan(sz(h * c.seq_len), sz(c.seq_len)),
+                         {out + h * hs, sz(hs)});
+    });
+    return;
+  }
+  // A prompt: one task per (head, block of queries), the block's queries
+  // sharing each key load (steps.hpp); scratch per arena thread.
+  const int64_t blocks = (n + q8::kAttendQueries - 1) / q8::kAttendQueries;
+  const size_t per_thread = attend_scratch_floats(hs, c.seq_len);
+  exec_.for_each(blocks * heads, parallel, [&](int64_t task) {
+    // Later blocks attend more positions: they go first.
+    const int64_t b = blocks - 1 - task / heads, h = task % heads;
+    const int64_t i0 = b * q8::kAttendQueries, m = std::min(q8::kAttendQueries, n - i0);
+    const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
+    const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
+    steps_.attend_queries(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
+                          key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
+                          scores_.span().subspan(sz(slot) * per_thread, per_thread),
+                          out + i0 * out_ld + h * hs, out_ld);
+  });
 }
 
 void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {

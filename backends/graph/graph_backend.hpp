@@ -77,7 +77,9 @@ class GraphBackend final : public InferenceBackend {
   std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
   UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
   UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  UninitializedArray<float> scores_;  // f32 [kBatchTokens, n_heads, seq_len], written before read
+  // f32 [n_heads, seq_len] for decode, or per arena thread attend_scratch_floats(head_size,
+  // seq_len) for a prompt: written before read
+  UninitializedArray<float> scores_;
   RopeTable rope_;
   std::vector<float> rope_cos_;  // f32 [kBatchTokens, head_dim / 2]
   std::vector<float> rope_sin_;  // f32 [kBatchTokens, head_dim / 2]

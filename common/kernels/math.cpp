@@ -143,4 +143,15 @@ void attend_head_at_level(SimdLevel level, std::span<const float> q, const float
   LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
 }
 
+void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
+                    const float* keys, const float* values, int64_t stride,
+                    std::span<float> scratch, float* out, int64_t out_ld) {
+  const auto hs = static_cast<size_t>(head_size);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t n_pos = first_pos + i + 1;
+    attend_head({q + i * q_ld, hs}, keys, values, stride, n_pos,
+                scratch.first(static_cast<size_t>(n_pos)), {out + i * out_ld, hs});
+  }
+}
+
 }  // namespace llama

@@ -2,7 +2,7 @@
 // is one instruction only where the compiler may use FMA, and a libm call per
 // value on the x86-64-v2 baseline: each kernel's body is written once and
 // compiled for every SimdLevel, picked at run time. std::fma is exact on every
-// level, so every level gives the same bits.
+// level, so every level gives the same bits. Attention is q8_attention.cpp.
 #include "llama/kernels/q8_math.hpp"
 
 #include <algorithm>
@@ -47,37 +47,6 @@ LLAMA_ALWAYS_INLINE void rope_body(std::span<float> vec, int64_t head_size, int6
   }
 }
 
-template <bool Fma>
-LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
-                                     const float* values, int64_t stride, int64_t n_pos,
-                                     std::span<float> scores, std::span<float> out) {
-  const auto hs = static_cast<int64_t>(q.size());
-  const float root = std::sqrt(static_cast<float>(hs));
-  for (int64_t t = 0; t < n_pos; ++t) {
-    const float* k = keys + t * stride;
-    float score = 0.0f;
-    for (int64_t i = 0; i < hs; ++i) score = std::fma(q[static_cast<size_t>(i)], k[i], score);
-    scores[static_cast<size_t>(t)] = score / root;
-  }
-  // runq.c's softmax over [0, n_pos).
-  float max_val = scores[0];
-  for (int64_t t = 1; t < n_pos; ++t) max_val = std::max(max_val, scores[static_cast<size_t>(t)]);
-  float sum = 0.0f;
-  for (int64_t t = 0; t < n_pos; ++t) {
-    float& s = scores[static_cast<size_t>(t)];
-    s = std::exp(s - max_val);
-    sum += s;
-  }
-  for (int64_t t = 0; t < n_pos; ++t) scores[static_cast<size_t>(t)] /= sum;
-  std::fill(out.begin(), out.end(), 0.0f);
-  for (int64_t t = 0; t < n_pos; ++t) {
-    const float* v = values + t * stride;
-    const float a = scores[static_cast<size_t>(t)];
-    for (int64_t i = 0; i < hs; ++i)
-      out[static_cast<size_t>(i)] = std::fma(a, v[i], out[static_cast<size_t>(i)]);
-  }
-}
-
 LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,
                     (std::span<float> out, std::span<const float> x, std::span<const float> w,
                      float eps),
@@ -86,11 +55,6 @@ LLAMA_SIMD_VARIANTS(void, rope, rope_body,
                     (std::span<float> vec, int64_t head_size, int64_t stride, int64_t step,
                      std::span<const float> cos_v, std::span<const float> sin_v),
                     (vec, head_size, stride, step, cos_v, sin_v))
-LLAMA_SIMD_VARIANTS(void, attend, attend_body,
-                    (std::span<const float> q, const float* keys, const float* values,
-                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
-                    (q, keys, values, stride, n_pos, scores, out))
-
 }  // namespace
 
 void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps) {
@@ -102,17 +66,6 @@ void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const fl
   const bool halves = rope.layout() == RopeLayout::halves;
   const int64_t stride = halves ? 1 : 2, step = halves ? rope.pairs() : 1;
   LLAMA_SIMD_DISPATCH(simd_level(), rope, (vec, rope.head_dim(), stride, step, cos_v, sin_v));
-}
-
-void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
-                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
-  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
-}
-
-void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
-                          const float* values, int64_t stride, int64_t n_pos,
-                          std::span<float> scores, std::span<float> out) {
-  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
 }
 
 }  // namespace llama::q8

@@ -12,10 +12,15 @@ StepArithmetic step_arithmetic(const ModelWeights& weights) {
 
 const StepKernels& step_kernels(StepArithmetic arithmetic) {
   static constexpr StepKernels kRunC{&llama::rmsnorm, &llama::rope_rotate, &llama::attend_head,
-                                     "run.c's (sums in double)"};
+                                     &llama::attend_queries, "run.c's (sums in double)"};
   static constexpr StepKernels kRunQC{&q8::rmsnorm, &q8::rope_rotate, &q8::attend_head,
-                                      "runq.c's (f32 FMAs)"};
+                                      &q8::attend_queries, "runq.c's (f32 FMAs)"};
   return arithmetic == StepArithmetic::runq_c ? kRunQC : kRunC;
+}
+
+size_t attend_scratch_floats(int64_t head_size, int64_t n_keys) {
+  // q8's block layout; run.c's one query at a time needs n_keys of it.
+  return q8::attend_queries_scratch(head_size, n_keys);
 }
 
 }  // namespace llama

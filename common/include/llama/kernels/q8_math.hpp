@@ -5,6 +5,7 @@
 // int8 path cannot borrow the f32 path's double accumulation (math.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -29,5 +30,24 @@ void attend_head(std::span<const float> q, const float* keys, const float* value
 void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
                           const float* values, int64_t stride, int64_t n_pos,
                           std::span<float> scores, std::span<float> out);
+
+// Queries per block of attend_queries (one per f32 lane of an AVX-512
+// register): a backend splitting a prompt's attention hands out blocks of
+// this many queries per head.
+inline constexpr int64_t kAttendQueries = 16;
+
+// attend_head for n queries of one head at once (a prompt): query i (q + i *
+// q_ld, head_size floats) is at position first_pos + i and attends positions
+// [0, first_pos + i + 1); its output goes to out + i * out_ld. Each query's
+// result equals attend_head's bit for bit. `scratch` needs
+// attend_queries_scratch(head_size, first_pos + n) floats.
+void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
+                    const float* keys, const float* values, int64_t stride,
+                    std::span<float> scratch, float* out, int64_t out_ld);
+size_t attend_queries_scratch(int64_t head_size, int64_t n_keys);
+void attend_queries_at_level(SimdLevel level, const float* q, int64_t q_ld, int64_t n,
+                             int64_t first_pos, int64_t head_size, const float* keys,
+                             const float* values, int64_t stride, std::span<float> scratch,
+                             float* out, int64_t out_ld);
 
 }  // namespace llama::q8

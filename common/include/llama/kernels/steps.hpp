@@ -6,6 +6,7 @@
 // rounding step from a .5 boundary quantizes differently, docs/formats.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -29,8 +30,18 @@ struct StepKernels {
   // One head over positions [0, n_pos) of a KV cache (math.hpp's attend_head).
   void (*attend_head)(std::span<const float> q, const float* keys, const float* values,
                       int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out);
+  // attend_head for n queries of one head (a prompt): query i at q + i * q_ld,
+  // position first_pos + i, attending [0, first_pos + i + 1), output at out +
+  // i * out_ld; each query's result is attend_head's bit for bit. `scratch`
+  // needs attend_scratch_floats(head_size, first_pos + n) floats.
+  void (*attend_queries)(const float* q, int64_t q_ld, int64_t n, int64_t first_pos,
+                         int64_t head_size, const float* keys, const float* values, int64_t stride,
+                         std::span<float> scratch, float* out, int64_t out_ld);
   const char* name;  // "run.c's (sums in double)", "runq.c's (f32 FMAs)"
 };
+
+// Scratch floats for StepKernels::attend_queries over n_keys positions.
+size_t attend_scratch_floats(int64_t head_size, int64_t n_keys);
 const StepKernels& step_kernels(StepArithmetic arithmetic);
 
 }  // namespace llama

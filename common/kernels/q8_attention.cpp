@@ -1,0 +1,178 @@
+// runq.c's attention of one head in its exact operation order: for one query
+// (decode) and for a block of queries (a prompt). Every score is runq.c's
+// FMA chain over the head in order, divided by sqrt(head_size); then runq.c's
+// softmax and out = sum_t p_t v_t by FMAs in position order. A single chain
+// waits on the FMA latency at every step (attention took a third of 15M's and
+// 110M's int8 prefill), so the kernels run many chains side by side, each with
+// the operations it has alone: several keys for one query, and for a block,
+// the block's queries in the lanes of a register against each key. Bodies are
+// compiled per SimdLevel (std::fma is exact everywhere: the same bits on every
+// level, and a query's result is the same in a block as alone).
+#include <algorithm>
+#include <cmath>
+
+#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/simd_target.hpp"
+
+namespace llama::q8 {
+namespace {
+
+// Score chains of one query run side by side, kKeys keys at a time.
+constexpr int64_t kKeys = 8;
+
+// scores[t] = (q . key t) / root for t in [t0, t0 + kKeys).
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void score_keys(const float* q, int64_t hs, const float* k, int64_t stride,
+                                    float root, float* scores) {
+  float acc[kKeys] = {};
+  for (int64_t i = 0; i < hs; ++i) {
+    const float qi = q[i];
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < kKeys; ++j) acc[j] = std::fma(qi, k[j * stride + i], acc[j]);
+  }
+  for (int64_t j = 0; j < kKeys; ++j) scores[j] = acc[j] / root;
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE float score_key(const float* q, int64_t hs, const float* k, float root) {
+  float score = 0.0f;
+  for (int64_t i = 0; i < hs; ++i) score = std::fma(q[i], k[i], score);
+  return score / root;
+}
+
+// runq.c's softmax over scores[0, n_pos), then out = sum_t p_t v_t.
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void softmax_mix(float* scores, int64_t n_pos, const float* values,
+                                     int64_t stride, float* out, int64_t hs) {
+  float max_val = scores[0];
+  for (int64_t t = 1; t < n_pos; ++t) max_val = std::max(max_val, scores[t]);
+  float sum = 0.0f;
+  for (int64_t t = 0; t < n_pos; ++t) {
+    scores[t] = std::exp(scores[t] - max_val);
+    sum += scores[t];
+  }
+  for (int64_t t = 0; t < n_pos; ++t) scores[t] /= sum;
+  std::fill(out, out + hs, 0.0f);
+  for (int64_t t = 0; t < n_pos; ++t) {
+    const float* v = values + t * stride;
+    const float a = scores[t];
+    for (int64_t i = 0; i < hs; ++i) out[i] = std::fma(a, v[i], out[i]);
+  }
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
+                                     const float* values, int64_t stride, int64_t n_pos,
+                                     std::span<float> scores, std::span<float> out) {
+  const auto hs = static_cast<int64_t>(q.size());
+  const float root = std::sqrt(static_cast<float>(hs));
+  int64_t t = 0;
+  for (; t + kKeys <= n_pos; t += kKeys) {
+    score_keys<Fma>(q.data(), hs, keys + t * stride, stride, root, scores.data() + t);
+  }
+  for (; t < n_pos; ++t) scores[size_t(t)] = score_key<Fma>(q.data(), hs, keys + t * stride, root);
+  softmax_mix<Fma>(scores.data(), n_pos, values, stride, out.data(), hs);
+}
+
+// Keys scored against a whole block at a time.
+constexpr int64_t kBlockKeys = 4;
+
+// st[t * kQueries + lane] = (query lane . key t) / root for t in [t0, t0 + K),
+// queries transposed in qt (f32 [hs, kQueries]).
+template <bool Fma, int64_t K>
+LLAMA_ALWAYS_INLINE void score_block(const float* qt, int64_t hs, const float* k, int64_t stride,
+                                     float root, float* st) {
+  constexpr int64_t L = kAttendQueries;
+  float acc[K][L] = {};
+  for (int64_t i = 0; i < hs; ++i) {
+    const float* qi = qt + i * L;
+#pragma GCC unroll 4
+    for (int64_t j = 0; j < K; ++j) {
+      const float kj = k[j * stride + i];
+#pragma omp simd
+      for (int64_t lane = 0; lane < L; ++lane) acc[j][lane] = std::fma(qi[lane], kj, acc[j][lane]);
+    }
+  }
+  for (int64_t j = 0; j < K; ++j) {
+#pragma omp simd
+    for (int64_t lane = 0; lane < L; ++lane) st[j * L + lane] = acc[j][lane] / root;
+  }
+}
+
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
+                                             int64_t first_pos, int64_t hs, const float* keys,
+                                             const float* values, int64_t stride,
+                                             std::span<float> scratch, float* out, int64_t out_ld) {
+  constexpr int64_t L = kAttendQueries;
+  const float root = std::sqrt(static_cast<float>(hs));
+  for (int64_t i0 = 0; i0 < n; i0 += L) {
+    const int64_t m = std::min(L, n - i0);
+    const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
+    float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
+    float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
+    float* p = st + n_keys * L;                 // f32 [n_keys]: one query's scores
+    for (int64_t i = 0; i < hs; ++i) {
+      for (int64_t lane = 0; lane < L; ++lane) {
+        qt[i * L + lane] = lane < m ? q[(i0 + lane) * q_ld + i] : 0.0f;
+      }
+    }
+    int64_t t = 0;
+    for (; t + kBlockKeys <= n_keys; t += kBlockKeys) {
+      score_block<Fma, kBlockKeys>(qt, hs, keys + t * stride, stride, root, st + t * L);
+    }
+    for (; t < n_keys; ++t)
+      score_block<Fma, 1>(qt, hs, keys + t * stride, stride, root, st + t * L);
+    for (int64_t lane = 0; lane < m; ++lane) {
+      const int64_t n_pos = first_pos + i0 + lane + 1;
+      for (int64_t u = 0; u < n_pos; ++u) p[u] = st[u * L + lane];
+      softmax_mix<Fma>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
+    }
+  }
+}
+
+LLAMA_SIMD_VARIANTS(void, attend, attend_body,
+                    (std::span<const float> q, const float* keys, const float* values,
+                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
+                    (q, keys, values, stride, n_pos, scores, out))
+LLAMA_SIMD_VARIANTS(void, attend_queries, attend_queries_body,
+                    (const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
+                     const float* keys, const float* values, int64_t stride,
+                     std::span<float> scratch, float* out, int64_t out_ld),
+                    (q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out, out_ld))
+
+}  // namespace
+
+void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
+                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
+  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
+}
+
+void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
+                          const float* values, int64_t stride, int64_t n_pos,
+                          std::span<float> scores, std::span<float> out) {
+  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
+}
+
+size_t attend_queries_scratch(int64_t head_size, int64_t n_keys) {
+  return static_cast<size_t>(kAttendQueries * (head_size + n_keys) + n_keys);
+}
+
+void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
+                    const float* keys, const float* values, int64_t stride,
+                    std::span<float> scratch, float* out, int64_t out_ld) {
+  attend_queries_at_level(simd_level(), q, q_ld, n, first_pos, head_size, keys, values, stride,
+                          scratch, out, out_ld);
+}
+
+void attend_queries_at_level(SimdLevel level, const float* q, int64_t q_ld, int64_t n,
+                             int64_t first_pos, int64_t head_size, const float* keys,
+                             const float* values, int64_t stride, std::span<float> scratch,
+                             float* out, int64_t out_ld) {
+  LLAMA_SIMD_DISPATCH(
+      runnable_level(level), attend_queries,
+      (q, q_ld, n, first_pos, head_size, keys, values, stride, scratch, out, out_ld));
+}
+
+}  // namespace llama::q8
