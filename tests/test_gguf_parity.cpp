@@ -23,13 +23,16 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
-// Tolerances against llama.cpp's logits, relative to the largest of them.
-// Issue 16 asks 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for Q4_0, Q4_K_M
-// and Q6_K (llama.cpp quantizes their activations to Q8 blocks). F16 and Q8_0
-// are held to what exact dequantization with f32 activations gives today
-// (1.5e-4 and 3.0e-3 at worst): llama.cpp rounds the activations of F16
-// products to f16 and quantizes those of Q8_0 products to Q8_0 blocks, which
-// needs the block kernels in the backends (block_products.hpp) to reach 1e-4 / 1e-3.
+// Tolerances against llama.cpp's logits, relative to the largest of them
+// (issue 16: 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for the 4- and 6-bit
+// types, whose activations llama.cpp quantizes to Q8 blocks). Worst measured
+// on every backend: F32 8.6e-5, F16 1.5e-4, Q8_0 3.7e-3, Q4_0 5.3e-3, Q4_K_M
+// 4.9e-3, Q6_K 4.5e-3. F16 and Q8_0 miss the issue's bounds: the backends
+// widen F16 weights to f32 where llama.cpp rounds the activations to f16, and
+// Q8_0 stays 3.7e-3 off even with llama.cpp's activation quantization
+// (products.hpp's q8_0_blocks; 3.0e-3 with f32 activations), so something
+// else differs (llama.cpp's default f16 KV cache is the suspect). Held here
+// to what they reach, so a regression still fails.
 double tolerance(const std::string& file) {
   if (file.find(".f32.") != std::string::npos) return 1e-4;
   if (file.find(".f16.") != std::string::npos) return 2e-4;
@@ -75,7 +78,7 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
     // Where our greedy stream must be llama.cpp's: all of it, or the case's first tokens.
     const size_t same =
         c.contains("compare_first") ? c["compare_first"].get<size_t>() : stream.size();
-    const Model model = gguf::with_f32_weights(g.model);
+    const Model& model = g.model;
     Run reference;
     for (const std::string& backend : backends) {
       INFO("backend " << backend);

@@ -24,6 +24,9 @@ namespace llama {
 enum class InputKind {
   f32,        // the activation itself
   q8_groups,  // runq.c's quantization (quantize_activations) in groups of group_size
+  // llama.cpp's x86 quantization for Q8_0 products (f16-rounded scales,
+  // quantize_activations_q8_0_blocks in kernels/block_products.hpp), groups of 32.
+  q8_0_blocks,
 };
 
 struct InputFormat {
@@ -32,9 +35,13 @@ struct InputFormat {
   bool quantized() const { return kind != InputKind::f32; }
   bool operator==(const InputFormat&) const = default;
 };
-std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64"
+std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
 
-// The dtypes with kernels here (q8_0 today; GGUF's block types join).
+// The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
+// (read in place: kernels/block_products.hpp). block_q8_0 quantizes its input
+// as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
+// dequantized weights (Q8Kernel::portable sums in order, the AVX-512 kernels
+// in another order: equal to f32 rounding, not bit for bit).
 DTypeSet product_dtypes();
 
 // What a backend built on the core's kernels runs (its supported_dtypes()): f32,
