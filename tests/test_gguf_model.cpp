@@ -1,13 +1,14 @@
 // GGUF files as the core's Model: the block dtypes in the dtype table, their
 // exact dequantization through dequantize_rows, llama.cpp's shared files as
 // Configs and in-place views (stories1M.f32.gguf is stories1M.bin's weights),
-// the embedded tokenizer, special ids and chat template, and the f32 copy the
-// backends run until they read block types.
+// the embedded tokenizer, special ids and chat template, and every backend
+// running the block tensors in place.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 
 #include "gguf_tiny.hpp"
+#include "llama/backend.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
@@ -216,20 +217,79 @@ TEST_CASE("gguf model: special ids outside the vocabulary are refused", "[gguf][
   }
 }
 
-TEST_CASE("gguf model: the transitional f32 copy the backends run", "[gguf]") {
-  for (bool tied : {false, true}) {
-    test::TinyLlama spec;
-    spec.matrix_type = gguf::TensorType::Q4_0;
-    spec.tied = tied;
-    const gguf::GgufModel g = gguf::open_model(write_tiny(spec, "copy.gguf"));
-    const Model m = gguf::with_f32_weights(g.model);
-    CHECK(m.weights.dtypes().to_string() == "f32");
-    CHECK(m.weights.tied() == tied);
-    CHECK(m.config.shared_classifier == tied);
-    const std::vector<Tensor> a = tensors(g.model);
-    const std::vector<Tensor> b = tensors(m);
-    REQUIRE(a.size() == b.size());
-    for (size_t i = 0; i < a.size(); ++i) CHECK(values(a[i]) == values(b[i]));
-    CHECK((m.weights.classifier.f32().data() == m.weights.token_embedding.f32().data()) == tied);
+// An exact f32 copy of `in` (every tensor dequantized): the oracle the
+// in-place run is checked against.
+Model f32_copy(const Model& in, std::vector<std::vector<float>>& store) {
+  // The views point into the inner vectors' buffers, which stay put as `store` grows.
+  auto f32 = [&](const Tensor& t) {
+    store.push_back(values(t));
+    return Tensor::f32_view(t.name, t.shape, store.back());
+  };
+  Model out = in;
+  ModelWeights& w = out.weights;
+  w.token_embedding = f32(in.weights.token_embedding);
+  w.final_norm = f32(in.weights.final_norm);
+  w.classifier = in.weights.tied() ? w.token_embedding : f32(in.weights.classifier);
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    for (Tensor LayerWeights::*member : kLayerTensors) {
+      w.layers[l].*member = f32(in.weights.layers[l].*member);
+    }
+  }
+  return out;
+}
+
+TEST_CASE("gguf model: every backend runs the file's tensors in place", "[gguf]") {
+  // F16 matrices are widened exactly, Q4_0 products take f32 inputs against
+  // the exact weights: both the f32 copy's logits to f32 rounding.
+  for (gguf::TensorType type : {gguf::TensorType::F16, gguf::TensorType::Q4_0}) {
+    for (bool tied : {false, true}) {
+      INFO("type " << static_cast<int>(type) << " tied " << tied);
+      test::TinyLlama spec;
+      spec.matrix_type = type;
+      spec.tied = tied;
+      const gguf::GgufModel g = gguf::open_model(write_tiny(spec, "in-place.gguf"));
+      const DType dtype = g.model.weights.layers[0].wq.dtype;
+      CHECK(dtype == (type == gguf::TensorType::F16 ? DType::f16 : DType::q4_0));
+      CHECK(g.model.weights.tied() == tied);
+      CHECK((g.model.weights.classifier.data.data() ==
+             g.model.weights.token_embedding.data.data()) == tied);
+      std::vector<std::vector<float>> store;
+      const Model exact = f32_copy(g.model, store);
+      const std::vector<int32_t> tokens{7, 38, 69, 100, 131, 162};
+      auto logits = [&](const Model& m, const std::string& name, bool batch) {
+        auto b = test::make_backend(name);
+        CHECK(b->supported_dtypes().contains(dtype));
+        b->prepare(m);
+        std::vector<std::vector<float>> out;  // f32 [positions][vocab]
+        const auto vocab = static_cast<size_t>(m.config.vocab_size);
+        if (batch) {  // the prompt path (matrix-matrix products)
+          const auto all = b->forward_batch(tokens, 0, true);
+          for (size_t p = 0; p < tokens.size(); ++p) {
+            out.emplace_back(all.begin() + p * vocab, all.begin() + (p + 1) * vocab);
+          }
+        } else {
+          for (size_t p = 0; p < tokens.size(); ++p) {
+            const auto l = b->forward(tokens[p], static_cast<int64_t>(p));
+            out.emplace_back(l.begin(), l.end());
+          }
+        }
+        return out;
+      };
+      const auto copy = logits(exact, "reference", false);
+      const auto want = logits(g.model, "reference", false);
+      for (size_t p = 0; p < tokens.size(); ++p) {
+        CHECK(test::relative_diff(want[p], copy[p]) <= 1e-5);
+      }
+      for (const char* name : {"reference", "blas", "graph"}) {
+        for (bool batch : {false, true}) {
+          INFO(name << (batch ? " forward_batch" : " forward"));
+          const auto got = logits(g.model, name, batch);
+          for (size_t p = 0; p < tokens.size(); ++p) {
+            INFO("position " << p);
+            CHECK(test::relative_diff(got[p], want[p]) <= 1e-5);
+          }
+        }
+      }
+    }
   }
 }

@@ -12,9 +12,7 @@ OpenedCheckpoint OpenedCheckpoint::open(const std::string& path, int64_t context
   if (looks_like_hf_checkpoint(path)) {
     ck.hf_.emplace(open_hf_model(path, context_cap));
   } else if (gguf::is_gguf(path)) {
-    ck.gguf_.emplace(gguf::open_model(path));
-    // TRANSITIONAL: until the backends read block dtypes, they run exact f32 copies.
-    ck.gguf_f32_ = gguf::with_f32_weights(ck.gguf_->model);
+    ck.gguf_.emplace(gguf::open_model(path));  // the backends run its tensors in place
   } else {
     ck.llama2c_.emplace(Checkpoint::open(path));
   }
@@ -23,7 +21,7 @@ OpenedCheckpoint OpenedCheckpoint::open(const std::string& path, int64_t context
 
 const Model& OpenedCheckpoint::model() const {
   if (hf_) return hf_->model;
-  return gguf_ ? gguf_f32_ : llama2c_->model();
+  return gguf_ ? gguf_->model : llama2c_->model();
 }
 
 int64_t OpenedCheckpoint::weight_bytes() const {

@@ -32,9 +32,6 @@ class OpenedCheckpoint {
   // What the backends run.
   const Model& model() const;
   const Config& config() const { return model().config; }
-  // The tensors as the file stores them (for byte counts): model()'s except
-  // for a GGUF, whose backends run an f32 copy for now (TRANSITIONAL).
-  const Model& stored_model() const { return gguf_ ? gguf_->model : model(); }
   const Checkpoint* llama2c() const { return llama2c_ ? &*llama2c_ : nullptr; }
   const HfModel* hf() const { return hf_ ? &*hf_ : nullptr; }
   const gguf::GgufModel* gguf() const { return gguf_ ? &*gguf_ : nullptr; }
@@ -57,8 +54,7 @@ class OpenedCheckpoint {
   std::string path_;  // -c as given
   std::optional<Checkpoint> llama2c_;
   std::optional<HfModel> hf_;
-  std::optional<gguf::GgufModel> gguf_;  // as stored: what --verify-checkpoint describes
-  Model gguf_f32_;                       // TRANSITIONAL: its exact f32 copy, what the backends run
+  std::optional<gguf::GgufModel> gguf_;  // views of the mapping: what the backends run
 };
 
 }  // namespace llama::cli

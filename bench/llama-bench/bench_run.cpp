@@ -87,8 +87,8 @@ std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
                     std::to_string(seq));
       }
     }
-    ModelEntry m{path, {}, ModelCost::of(ck.stored_model()), o.depth};
-    m.model = model_json(path, ck.stored_model(), m.cost);
+    ModelEntry m{path, {}, ModelCost::of(ck.model()), o.depth};
+    m.model = model_json(path, ck.model(), m.cost);
     if (o.depth > 0 && o.depth + o.decode_tokens > seq) {
       m.depth = 0;
       notes.push_back(path + ": decode at depth skipped: --depth + --n-gen " +

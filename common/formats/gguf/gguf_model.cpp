@@ -13,7 +13,6 @@
 #include "llama/formats/gguf_llama.hpp"
 #include "llama/formats/gguf_tokenizer.hpp"
 #include "llama/formats/gguf_types.hpp"
-#include "llama/kernels/dequantize.hpp"
 
 namespace llama::gguf {
 namespace {
@@ -207,42 +206,6 @@ bool is_gguf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
-}
-
-namespace {
-
-// Owned f32 copies of every tensor, and the file they came from.
-struct F32Copies {
-  std::shared_ptr<const void> source;
-  std::vector<std::vector<float>> tensors;
-};
-
-}  // namespace
-
-Model with_f32_weights(const Model& in) {
-  auto copies = std::make_shared<F32Copies>();
-  copies->source = in.weights.storage;
-  // The views point into the inner vectors' buffers, which stay put as the outer one grows.
-  auto f32 = [&](const llama::Tensor& t) {
-    std::vector<float>& v = copies->tensors.emplace_back(static_cast<size_t>(t.elements()));
-    dequantize(t, v);
-    return llama::Tensor::f32_view(t.name, t.shape, v);
-  };
-  Model out;
-  out.source = in.source;
-  out.config = in.config;
-  ModelWeights& w = out.weights;
-  w.token_embedding = f32(in.weights.token_embedding);
-  w.final_norm = f32(in.weights.final_norm);
-  w.classifier = in.weights.tied() ? w.token_embedding : f32(in.weights.classifier);
-  w.layers.resize(in.weights.layers.size());
-  for (size_t l = 0; l < w.layers.size(); ++l) {
-    for (llama::Tensor LayerWeights::*member : kLayerTensors) {
-      w.layers[l].*member = f32(in.weights.layers[l].*member);
-    }
-  }
-  w.storage = copies;
-  return out;
 }
 
 }  // namespace llama::gguf

@@ -55,9 +55,4 @@ GgufModel open_model(const std::string& path);
 // True when the file at `path` starts with GGUF's magic (false when it cannot be read).
 bool is_gguf(const std::string& path);
 
-// TRANSITIONAL (until the backends run GGUF's block dtypes through
-// kernels/products.hpp): the model with every tensor dequantized exactly into
-// owned f32 copies (the reference backend's oracle values).
-Model with_f32_weights(const Model& model);
-
 }  // namespace llama::gguf
