@@ -38,6 +38,7 @@ std::function<std::vector<float>()> values(const TensorInfo& t, int64_t n_layers
 }  // namespace
 
 gguf::LlamaWriteReport write_gguf(const Checkpoint& in, const std::string& tokenizer,
+                                  const std::optional<gguf::Vocabulary>& vocabulary,
                                   gguf::OutType type, std::ostream& out,
                                   const std::string& destination) {
   const Config& c = in.config();
@@ -54,6 +55,8 @@ gguf::LlamaWriteReport write_gguf(const Checkpoint& in, const std::string& token
       scores.push_back(tok.score(i));
     }
     spec.vocabulary = gguf::vocabulary_from_llama2c(pieces, scores);
+  } else {
+    spec.vocabulary = vocabulary;
   }
   const int64_t L = c.n_layers, dim = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
   const int64_t V = c.vocab_size;

@@ -1,6 +1,6 @@
 // llama-convert IN OUT --to v0|v1|v2|gguf-{f32,f16,q8_0,q4_0}|hf [--group-size N]
 // [--tokenizer FILE] [--dtype f32|bf16|f16]: loads any readable checkpoint (a
-// llama2.c file or a Hugging Face directory) and writes it as export.py would,
+// llama2.c file, a Hugging Face directory or a llama GGUF file) and writes it as export.py would,
 // as GGUF (convert_gguf.cpp) or as a Hugging Face directory, reporting each
 // quantized tensor's largest error. The output goes to a temporary file (or
 // directory) renamed to OUT only when complete, so a failed run leaves no
@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "llama/error.hpp"
+#include "llama/formats/gguf_model.hpp"
 #include "llama/formats/hf_llama2c.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
@@ -59,10 +60,12 @@ Options parse(const std::vector<std::string>& args) {
   po::options_description desc(
       "Usage: llama-convert IN OUT --to v0|v1|v2|gguf-f32|gguf-f16|gguf-q8_0|gguf-q4_0|hf\n"
       "                     [--group-size N] [--tokenizer FILE] [--dtype f32|bf16|f16]\n"
-      "Rewrites a llama2.c checkpoint (any version) or a Hugging Face directory in\n"
-      "export.py's layout for version 0 (legacy f32), 1 (\"ak42\" header, f32) or 2\n"
-      "(\"ak42\" header, Q8_0), as a llama GGUF file with F32, F16, Q8_0 or Q4_0 matrices\n"
-      "(llama.cpp's quantizers), or (--to hf, from a llama2.c file) as a Hugging Face\n"
+      "Rewrites a llama2.c checkpoint (any version), a Hugging Face directory or a llama\n"
+      "GGUF file (its tensors dequantized exactly) in export.py's layout for version 0\n"
+      "(legacy f32), 1 (\"ak42\" header, f32) or 2 (\"ak42\" header, Q8_0), as a llama\n"
+      "GGUF file with F32, F16, Q8_0 or Q4_0 matrices (llama.cpp's quantizers; a GGUF\n"
+      "input's vocabulary is kept unless --tokenizer names another), or (--to hf, from a\n"
+      "llama2.c or GGUF file) as a Hugging Face\n"
       "directory OUT: config.json, generation_config.json, model.safetensors and, with a\n"
       "tokenizer.bin, tokenizer.json + tokenizer_config.json. q/k rows are permuted\n"
       "between llama2.c's interleaved pairs and Hugging Face's rotate_half halves.\nOptions");
@@ -141,10 +144,21 @@ Options parse(const std::vector<std::string>& args) {
   return o;
 }
 
-// A llama2.c file as is; a Hugging Face directory as export.py's version 1.
-Checkpoint open_input(const Options& o) {
-  if (!looks_like_hf_checkpoint(o.input)) return Checkpoint::open(o.input);
-  return hf_to_llama2c(open_hf_model(o.input), o.output);
+// A llama2.c file as is; a Hugging Face directory or a GGUF file as export.py's
+// version 1, with a GGUF's vocabulary in `vocabulary`.
+Checkpoint open_input(const Options& o, std::optional<gguf::Vocabulary>& vocabulary) {
+  if (looks_like_hf_checkpoint(o.input)) return hf_to_llama2c(open_hf_model(o.input), o.output);
+  if (gguf::is_gguf(o.input)) {
+    const gguf::File f = gguf::File::open(o.input);
+    vocabulary = gguf::read_vocabulary(f);
+    return model_to_llama2c(gguf::to_model(f), o.output);
+  }
+  return Checkpoint::open(o.input);
+}
+
+// What IN was, for the report line: "GGUF", or the llama2.c version read.
+std::string input_kind(const Options& o, const Checkpoint& in) {
+  return gguf::is_gguf(o.input) ? "GGUF" : to_string(in.format());
 }
 
 // --to hf: a directory written beside OUT, renamed to OUT when complete.
@@ -171,7 +185,7 @@ int convert_to_hf(const Options& o, const Checkpoint& in, std::ostream& out) {
     fs::remove_all(partial, ec);
     throw;
   }
-  out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " (Hugging Face "
+  out << o.input << " (" << input_kind(o, in) << ") -> " << o.output << " (Hugging Face "
       << to_string(o.dtype) << (tok ? ", tokenizer.json from " + tokenizer_path : ", no tokenizer")
       << "), " << report.bytes << " bytes\n";
   for (const std::string& f : report.files) out << "  " << fs::path(f).filename().string() << "\n";
@@ -184,10 +198,13 @@ int convert(const Options& o, std::ostream& out) {
     throw Error(o.output + ": is the input file; write to another path");
   }
   if (o.hf && looks_like_hf_checkpoint(o.input)) {
-    throw Error(o.input + ": is a Hugging Face checkpoint already; --to hf reads llama2.c files");
+    throw Error(o.input +
+                ": is a Hugging Face checkpoint already; --to hf reads llama2.c and GGUF files");
   }
-  const Checkpoint in = open_input(o);
+  std::optional<gguf::Vocabulary> vocabulary;  // a GGUF input's
+  const Checkpoint in = open_input(o, vocabulary);
   if (o.hf) return convert_to_hf(o, in, out);
+  if (!o.tokenizer.empty()) vocabulary.reset();  // --tokenizer replaces it
   // Beside OUT so that the rename stays on one file system.
   const std::string partial = o.output + ".partial";
   WriteReport report;
@@ -196,7 +213,7 @@ int convert(const Options& o, std::ostream& out) {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);
     if (!file) throw Error(partial + ": cannot create: " + std::strerror(errno));
     if (o.gguf) {
-      gguf_report = write_gguf(in, o.tokenizer, *o.gguf, file, partial);
+      gguf_report = write_gguf(in, o.tokenizer, vocabulary, *o.gguf, file, partial);
     } else {
       report = write_checkpoint(in, o.write, file, partial);
     }
@@ -208,10 +225,12 @@ int convert(const Options& o, std::ostream& out) {
     throw;
   }
   if (o.gguf) {
-    out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " (GGUF "
+    out << o.input << " (" << input_kind(o, in) << ") -> " << o.output << " (GGUF "
         << to_string(*o.gguf)
-        << (o.tokenizer.empty() ? ", no vocabulary" : ", vocabulary of " + o.tokenizer) << "), "
-        << gguf_report.bytes << " bytes\n";
+        << (!o.tokenizer.empty() ? ", vocabulary of " + o.tokenizer
+            : vocabulary         ? ", vocabulary of " + o.input
+                                 : std::string(", no vocabulary"))
+        << "), " << gguf_report.bytes << " bytes\n";
     float worst = 0;
     for (const gguf::WrittenTensor& t : gguf_report.tensors) {
       if (t.type == "F32") continue;
@@ -223,7 +242,7 @@ int convert(const Options& o, std::ostream& out) {
     return 0;
   }
   for (const std::string& line : report.backoffs) out << line << "\n";
-  out << o.input << " (" << to_string(in.format()) << ") -> " << o.output << " ("
+  out << o.input << " (" << input_kind(o, in) << ") -> " << o.output << " ("
       << to_string(o.write.format);
   if (o.write.format == CheckpointFormat::v2) out << ", group size " << report.group_size;
   out << "), " << report.bytes << " bytes\n";

@@ -3,6 +3,7 @@
 #include "llama/formats/gguf_llama_writer.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -129,6 +130,49 @@ const char* to_string(OutType type) {
     default:
       return "F32";
   }
+}
+
+std::optional<Vocabulary> read_vocabulary(const File& f) {
+  const auto model = f.optional_string("tokenizer.ggml.model");
+  if (!model) return std::nullopt;
+  auto bad = [&](const char* key, const std::string& what) {
+    return Error(f.source() + ": metadata key \"" + key + "\" is " + what);
+  };
+  Vocabulary v;
+  v.model = std::string(*model);
+  const Value* tokens = f.find("tokenizer.ggml.tokens");
+  const auto strings = tokens != nullptr ? tokens->as_strings() : std::nullopt;
+  if (!strings) throw bad("tokenizer.ggml.tokens", tokens ? "not an array of strings" : "missing");
+  v.tokens.assign(strings->begin(), strings->end());
+  const size_t n = v.tokens.size();
+  const std::string per_token = "not " + std::to_string(n) + " values, one per token";
+  if (const Value* s = f.find("tokenizer.ggml.scores")) {
+    auto scores = s->as_floats();
+    if (!scores || scores->size() != n) throw bad("tokenizer.ggml.scores", per_token);
+    v.scores = std::move(*scores);
+  }
+  if (const Value* t = f.find("tokenizer.ggml.token_type")) {
+    const auto types = t->as_ints();
+    if (!types || types->size() != n) throw bad("tokenizer.ggml.token_type", per_token);
+    for (int64_t type : *types) {
+      if (type < INT32_MIN || type > INT32_MAX) throw bad("tokenizer.ggml.token_type", per_token);
+      v.types.push_back(static_cast<int32_t>(type));
+    }
+  }
+  if (const Value* m = f.find("tokenizer.ggml.merges")) {
+    const auto merges = m->as_strings();
+    if (!merges) throw bad("tokenizer.ggml.merges", "not an array of strings");
+    v.merges.assign(merges->begin(), merges->end());
+  }
+  v.pre = std::string(f.optional_string("tokenizer.ggml.pre").value_or(""));
+  auto id = [&](const char* key) {
+    const auto u = f.optional_uint(key);
+    return u && *u < n ? static_cast<int32_t>(*u) : -1;  // outside: none, as llama.cpp
+  };
+  v.unk = id("tokenizer.ggml.unknown_token_id");
+  v.bos = id("tokenizer.ggml.bos_token_id");
+  v.eos = id("tokenizer.ggml.eos_token_id");
+  return v;
 }
 
 Vocabulary vocabulary_from_llama2c(std::span<const std::string> pieces,

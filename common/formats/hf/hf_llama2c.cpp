@@ -1,5 +1,5 @@
-// HF <-> llama2.c: hf_to_llama2c builds export.py's version 1 bytes from an HF
-// model; write_hf_directory writes what transformers' converter would from a
+// HF <-> llama2.c: model_to_llama2c builds export.py's version 1 bytes from an HF
+// (or GGUF) model; write_hf_directory writes what transformers' converter would from a
 // llama2.c file.
 #include "llama/formats/hf_llama2c.hpp"
 
@@ -52,7 +52,7 @@ void require_llama2c_expressible(const Config& c, const std::string& destination
     why = std::string("rope_scaling ") + to_string(c.rope_scaling.type) + " is not none";
   } else if (c.rope_theta != 10000.0) {
     why = "rope_theta " + std::to_string(c.rope_theta) + " is not 10000";
-  } else if (c.norm_eps != 1e-5) {
+  } else if (static_cast<float>(c.norm_eps) != 1e-5f) {  // run.c's 1e-5f; GGUF stores f32
     why = "rms_norm_eps is not 1e-5";
   } else if (c.context_length > INT32_MAX || c.vocab_size > INT32_MAX || c.dim > INT32_MAX ||
              c.hidden_dim > INT32_MAX) {
@@ -70,9 +70,15 @@ void append_floats(std::vector<float>& out, std::span<const float> v) {
 }  // namespace
 
 Checkpoint hf_to_llama2c(const HfModel& hf, const std::string& destination) {
-  const Config& c = hf.model.config;
+  return model_to_llama2c(hf.model, destination);
+}
+
+Checkpoint model_to_llama2c(const Model& model, const std::string& destination) {
+  const Config& c = model.config;
   require_llama2c_expressible(c, destination);
-  const ModelWeights& w = hf.model.weights;
+  const ModelWeights& w = model.weights;
+  // llama2.c's q/k rows are interleaved: HF's rotate_half rows are permuted back.
+  const bool halves = c.rope_layout == RopeLayout::halves;
   const int64_t floats = c.parameter_count();
   require_memory(checked_add(checked_mul(floats, int64_t{4}, destination), 256, destination),
                  "the f32 llama2.c copy of the model", available_memory(), destination);
@@ -97,7 +103,7 @@ Checkpoint hf_to_llama2c(const HfModel& hf, const std::string& destination) {
 
   const auto each_layer = [&](Tensor LayerWeights::*m, int64_t heads) {
     for (const LayerWeights& l : w.layers)
-      append_floats(buf, f32_values(l.*m, heads, c.head_dim, true));
+      append_floats(buf, f32_values(l.*m, halves ? heads : 0, c.head_dim, true));
   };
   each_layer(&LayerWeights::attention_norm, 0);
   each_layer(&LayerWeights::ffn_norm, 0);
@@ -112,7 +118,7 @@ Checkpoint hf_to_llama2c(const HfModel& hf, const std::string& destination) {
   each_layer(&LayerWeights::w3, 0);
   if (!c.shared_classifier) append_floats(buf, f32_values(w.classifier, 0, 0, true));
   const auto bytes = std::as_bytes(std::span<const float>(buf));
-  return Checkpoint::parse(bytes, hf.model.source + " (as llama2.c version 1)", storage);
+  return Checkpoint::parse(bytes, model.source + " (as llama2.c version 1)", storage);
 }
 
 HfDirectoryReport write_hf_directory(const Checkpoint& in, const Llama2cTokenizer* tokenizer,

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "llama/formats/gguf_file.hpp"
+
 namespace llama::gguf {
 
 // tokenizer.ggml.*: a `llama` (SentencePiece: scores) or `gpt2` (byte-level
@@ -33,6 +35,12 @@ struct Vocabulary {
 // control), <0xXX> pieces byte tokens, spaces U+2581.
 Vocabulary vocabulary_from_llama2c(std::span<const std::string> pieces,
                                    std::span<const float> scores);
+
+// The vocabulary `f` carries (tokenizer.ggml.*: model, tokens, scores, token
+// types, merges, pre-tokenizer, unknown/BOS/EOS ids), to write it into another
+// file; nullopt when the file has none. Throws Error naming the file and the
+// key for arrays of the wrong type or length.
+std::optional<Vocabulary> read_vocabulary(const File& f);
 
 struct LlamaSpec {
   std::string name = "llama";  // general.name

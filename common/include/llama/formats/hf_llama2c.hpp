@@ -23,6 +23,9 @@ class Llama2cTokenizer;
 // scaling, a theta other than 10000 or an epsilon other than 1e-5, which
 // llama2.c files cannot say.
 Checkpoint hf_to_llama2c(const HfModel& hf, const std::string& destination);
+// The same for any Model (a GGUF's too): every tensor dequantized exactly to
+// f32, q/k rows permuted only when the model's rope_layout is halves.
+Checkpoint model_to_llama2c(const Model& model, const std::string& destination);
 
 struct HfDirectoryReport {
   std::vector<std::string> files;  // written, in order
