@@ -3,11 +3,14 @@
 // --verify-checkpoint and --explain describe the file, llama-compare,
 // llama-bench and llama-perplexity take it, and bad files fail with one line.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "compare_run.hpp"
 #include "gguf_tiny.hpp"
+#include "llama/kernels/cpu_features.hpp"
 #include "llama/registry.hpp"
 #include "perplexity_run.hpp"
 #include "test_support.hpp"
@@ -58,6 +61,43 @@ TEST_CASE("gguf apps: llama-cli gives llama.cpp's greedy streams with the file's
       if (!c.contains("compare_first")) CHECK(j["stop_reason"] == "steps");
     }
   }
+}
+
+TEST_CASE("gguf apps: llama.cpp's streams at every SIMD level this CPU runs", "[gguf][cpu]") {
+  // LLAMA_CPU_LEVEL below avx512 also takes the block kernels to the portable ones.
+  std::vector<SimdLevel> levels;
+  std::string lacks;
+  for (SimdLevel l : kSimdLevels) {
+    if (simd_level_supported(l)) {
+      levels.push_back(l);
+    } else {
+      lacks += std::string(" ") + to_string(l);
+    }
+  }
+  std::cout << "gguf streams: levels run:";
+  for (SimdLevel l : levels) std::cout << ' ' << to_string(l);
+  std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
+  const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
+  for (SimdLevel l : levels) {
+    ::setenv("LLAMA_CPU_LEVEL", to_string(l), 1);
+    for (const char* backend : {"blas", "graph"}) {
+      for (const auto& c : cases) {
+        INFO(to_string(l) << " " << backend << " " << c["name"].get<std::string>());
+        const auto stream = c["stream"].get<std::vector<int32_t>>();
+        const size_t same =
+            c.contains("compare_first") ? c["compare_first"].get<size_t>() : stream.size();
+        std::vector<std::string> args = gguf_case_args(c);
+        args.insert(args.end(), {"-b", backend, "-j", "2"});
+        const auto r = test::run_llama_cli(args);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const std::vector<int32_t> ours = test::json_stream(nlohmann::json::parse(r.out));
+        REQUIRE(ours.size() >= same);
+        CHECK(std::equal(stream.begin(), stream.begin() + static_cast<long>(same), ours.begin()));
+      }
+    }
+  }
+  ::unsetenv("LLAMA_CPU_LEVEL");
 }
 
 TEST_CASE("gguf apps: --tokenize, --verify-checkpoint and --explain on a GGUF", "[gguf][cli]") {

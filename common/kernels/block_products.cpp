@@ -162,6 +162,17 @@ float q8_0_row_dot_portable(const std::byte* row, const Q8View& x, int64_t block
   return val;
 }
 
+// The AVX-512 kernels run where the caller asked for them (Q8Kernel::avx512_vnni,
+// which best_q8_kernel() gives only when the CPU has them and LLAMA_CPU_LEVEL
+// allows avx512); asking on a CPU without them is a bug, not a fallback.
+bool avx512_kernels(Q8Kernel kernel) {
+  if (kernel != Q8Kernel::avx512_vnni) return false;
+  if (!q8_kernel_available(kernel)) {
+    throw Error("block kernels: the avx512-vnni kernels were asked for on a CPU without them");
+  }
+  return true;
+}
+
 }  // namespace
 
 void quantize_activations_q8_0_blocks(std::span<const float> x, Q8Vector& out) {
@@ -184,7 +195,7 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 
 void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
-  if (kernel == Q8Kernel::avx512_vnni) {
+  if (avx512_kernels(kernel)) {
     detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
     return;
   }
@@ -224,7 +235,7 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
-  if (w.kind != BlockKind::q8_0 && kernel == Q8Kernel::avx512_vnni) {
+  if (w.kind != BlockKind::q8_0 && avx512_kernels(kernel)) {
     detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
     return;
   }
