@@ -100,6 +100,65 @@ LLAMA_ALWAYS_INLINE void score_block(const float* qt, int64_t hs, const float* k
   }
 }
 
+// Head elements per pass of mix_block: as many accumulators as fit beside
+// the probabilities in 32 registers.
+constexpr int64_t kMixWidth = 16;
+
+// softmax_mix for a whole block, the queries in lanes: st holds the scores
+// (f32 [n_keys, L]); lane l's query uses keys [0, n_pos[l]). Per lane the same
+// operations in the same order as softmax_mix (the max, exp and running sum in
+// position order, then the FMAs into each output element from zero), so the
+// same bits; only keys past a lane's position are skipped by a mask. hs must
+// be a multiple of kMixWidth. Output row of lane l: out + l * out_ld, l < m.
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int64_t* n_pos,
+                                           const float* values, int64_t stride, int64_t hs,
+                                           int64_t m, float* out, int64_t out_ld) {
+  constexpr int64_t L = kAttendQueries;
+  float max_val[L], sum[L];
+  for (int64_t lane = 0; lane < L; ++lane) {
+    max_val[lane] = st[lane];
+    sum[lane] = 0.0f;
+  }
+  for (int64_t t = 1; t < n_keys; ++t) {
+    for (int64_t lane = 0; lane < L; ++lane) {
+      if (t < n_pos[lane]) max_val[lane] = std::max(max_val[lane], st[t * L + lane]);
+    }
+  }
+  for (int64_t t = 0; t < n_keys; ++t) {
+    for (int64_t lane = 0; lane < L; ++lane) {
+      if (t >= n_pos[lane]) continue;
+      const float e = std::exp(st[t * L + lane] - max_val[lane]);
+      st[t * L + lane] = e;
+      sum[lane] += e;
+    }
+  }
+  for (int64_t t = 0; t < n_keys; ++t) {
+#pragma omp simd
+    for (int64_t lane = 0; lane < L; ++lane) {
+      if (t < n_pos[lane]) st[t * L + lane] /= sum[lane];
+    }
+  }
+  for (int64_t i0 = 0; i0 < hs; i0 += kMixWidth) {
+    float acc[kMixWidth][L] = {};
+    for (int64_t t = 0; t < n_keys; ++t) {
+      const float* p = st + t * L;
+      const float* v = values + t * stride + i0;
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < kMixWidth; ++i) {
+        const float vi = v[i];
+#pragma omp simd
+        for (int64_t lane = 0; lane < L; ++lane) {
+          acc[i][lane] = t < n_pos[lane] ? std::fma(p[lane], vi, acc[i][lane]) : acc[i][lane];
+        }
+      }
+    }
+    for (int64_t lane = 0; lane < m; ++lane) {
+      for (int64_t i = 0; i < kMixWidth; ++i) out[lane * out_ld + i0 + i] = acc[i][lane];
+    }
+  }
+}
+
 template <bool Fma>
 LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
                                              int64_t first_pos, int64_t hs, const float* keys,
@@ -124,6 +183,14 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     }
     for (; t < n_keys; ++t)
       score_block<Fma, 1>(qt, hs, keys + t * stride, stride, root, st + t * L);
+    if (hs % kMixWidth == 0) {
+      // Padding lanes (past m) repeat the last query's length; never stored.
+      int64_t n_pos[L];
+      for (int64_t lane = 0; lane < L; ++lane)
+        n_pos[lane] = first_pos + i0 + std::min(lane, m - 1) + 1;
+      softmax_mix_block<Fma>(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld, out_ld);
+      continue;
+    }
     for (int64_t lane = 0; lane < m; ++lane) {
       const int64_t n_pos = first_pos + i0 + lane + 1;
       for (int64_t u = 0; u < n_pos; ++u) p[u] = st[u * L + lane];
