@@ -122,59 +122,61 @@ LLAMA_VNNI void pack(const Q8Batch& x, int64_t cols, Packed& p) {
 }
 
 // out[r * groups + g] = -128 * sum of group g of row r of w [rows, cols],
-// wrapping like vpdpbusd. Group sizes of whole 64-byte vectors, and 32 (two
-// groups per vector), go 16 rows at a time with one transposing reduction per
-// group (a reduction per row and group was a tenth of 110M's prefill).
+// wrapping like vpdpbusd. Rows hold whole groups, so group c of the
+// flattened [rows * groups] order is bytes [c * gs, (c + 1) * gs) of w: group
+// sizes of whole 64-byte vectors go 16 groups at a time, 32 two per vector
+// (32 at a time), each with one transposing reduction, reading w in order
+// (this is where a prompt's weights first come from memory; 16 rows side by
+// side, or a reduction per group, had been a tenth of 110M's prefill).
 LLAMA_VNNI void minus_128_sums(const int8_t* w, int64_t rows, int64_t cols, int64_t gs,
                                int32_t* out) {
   const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i zero = _mm512_setzero_si512();
-  const int64_t groups = cols / gs;
+  const int64_t total = rows * (cols / gs);
   if (gs % 64 != 0 && gs != 32) {
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t g = 0; g < groups; ++g) {
-        __m512i acc = zero;
-        for (int64_t k = 0; k < gs; k += 64) {
-          const __m512i wv =
-              _mm512_maskz_loadu_epi8(first_bytes(gs - k), w + r * cols + g * gs + k);
-          acc = _mm512_dpbusd_epi32(acc, k128, wv);
-        }
-        out[r * groups + g] = reduce_add(_mm512_sub_epi32(zero, acc));
+    for (int64_t c = 0; c < total; ++c) {
+      __m512i acc = zero;
+      for (int64_t k = 0; k < gs; k += 64) {
+        acc = _mm512_dpbusd_epi32(acc, k128,
+                                  _mm512_maskz_loadu_epi8(first_bytes(gs - k), w + c * gs + k));
       }
+      out[c] = reduce_add(_mm512_sub_epi32(zero, acc));
     }
     return;
   }
-  const int64_t per_pass = gs == 32 ? 2 : 1;  // groups per 64-byte step
-  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const int64_t n = std::min<int64_t>(16, rows - r0);
-    for (int64_t g = 0; g < groups; g += per_pass) {
-      const bool pair = per_pass == 2 && g + 1 < groups;
-      const int64_t span = gs == 32 ? 32 * (pair ? 2 : 1) : gs;
-      __m512i acc[16];
+  const int64_t per_pass = gs == 32 ? 32 : 16;  // groups per reduction
+  for (int64_t c0 = 0; c0 < total; c0 += per_pass) {
+    const int64_t n = std::min(per_pass, total - c0);  // groups here
+    const int8_t* wc = w + c0 * gs;
+    __m512i acc[16];
+    if (gs == 32) {
+      // Vector j: groups c0 + 2j and c0 + 2j + 1.
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) {
-        acc[i] = zero;
-        if (i >= n) continue;
-        for (int64_t k = 0; k < span; k += 64) {
-          const __m512i wv =
-              _mm512_maskz_loadu_epi8(first_bytes(span - k), w + (r0 + i) * cols + g * gs + k);
-          acc[i] = _mm512_dpbusd_epi32(acc[i], k128, wv);
-        }
+      for (int j = 0; j < 16; ++j) {
+        const int64_t bytes = std::clamp<int64_t>((n - 2 * j) * 32, 0, 64);
+        acc[j] = _mm512_dpbusd_epi32(zero, k128,
+                                     _mm512_maskz_loadu_epi8(first_bytes(bytes), wc + 64 * j));
       }
-      alignas(64) int32_t first[16], second[16];
-      if (per_pass == 2) {
-        __m512i lo, hi;
-        reduce16_halves(acc, lo, hi);
-        _mm512_store_si512(first, _mm512_sub_epi32(zero, lo));
-        _mm512_store_si512(second, _mm512_sub_epi32(zero, hi));
-      } else {
-        _mm512_store_si512(first, _mm512_sub_epi32(zero, reduce16(acc)));
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        out[(r0 + i) * groups + g] = first[i];
-        if (pair) out[(r0 + i) * groups + g + 1] = second[i];
+      __m512i lo, hi;
+      reduce16_halves(acc, lo, hi);
+      // Interleaved back into group order: lane j of lo is group 2j, of hi 2j + 1.
+      alignas(64) int32_t even[16], odd[16];
+      _mm512_store_si512(even, _mm512_sub_epi32(zero, lo));
+      _mm512_store_si512(odd, _mm512_sub_epi32(zero, hi));
+      for (int64_t c = 0; c < n; ++c) out[c0 + c] = c % 2 == 0 ? even[c / 2] : odd[c / 2];
+      continue;
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      acc[j] = zero;
+      if (j >= n) continue;
+      for (int64_t k = 0; k < gs; k += 64) {
+        acc[j] = _mm512_dpbusd_epi32(acc[j], k128, _mm512_loadu_si512(wc + j * gs + k));
       }
     }
+    alignas(64) int32_t sums[16];
+    _mm512_store_si512(sums, _mm512_sub_epi32(zero, reduce16(acc)));
+    std::copy_n(sums, n, out + c0);
   }
 }
 
