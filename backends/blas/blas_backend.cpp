@@ -95,6 +95,8 @@ void BlasBackend::prepare(const Model& model) {
   sized(rope_cos_, rope_.pairs());
   sized(rope_sin_, rope_.pairs());
   in_.reserve(std::max({c.dim, c.q_dim(), c.hidden_dim}));
+  // products(): at most 4 blocks per thread plus one per matrix of a call.
+  blocks_.reserve(static_cast<size_t>(8 * threads_ + 8));
   batch_capacity_ = 0;
   prepared_ = true;
 }
@@ -140,9 +142,7 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
     std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
     std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
     in_.set(xb);  // quantized once for wq, wk and wv when they want it
-    product(q_, w.wq, in_);
-    product(k, w.wk, in_);
-    product(v, w.wv, in_);
+    products({{q_, &w.wq}, {k, &w.wk}, {v, &w.wv}}, in_);
     steps_.rope_rotate(q_, rope_, rope_cos_, rope_sin_);
     steps_.rope_rotate(k, rope_, rope_cos_, rope_sin_);
 
@@ -153,8 +153,7 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
 
     steps_.rmsnorm(xb, x_, w.ffn_norm, eps_);
     in_.set(xb);
-    product(hb_, w.w1, in_);
-    product(hb2_, w.w3, in_);
+    products({{hb_, &w.w1}, {hb2_, &w.w3}}, in_);
     swiglu(hb_, hb2_);
     in_.set(hb_);
     product(xb, w.w2, in_);

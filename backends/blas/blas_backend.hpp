@@ -9,6 +9,7 @@
 #include <tbb/task_arena.h>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -56,6 +57,13 @@ class BlasBackend final : public InferenceBackend {
   // Products (blas_products.cpp), rows split across the arena.
   // y[rows] = W x
   void product(std::span<float> y, const Matrix& w, InputCache& x);
+  // Several products of one input (wq/wk/wv, w1/w3) as one split across the
+  // arena: one hand-off to the threads instead of one per matrix.
+  struct Output {
+    std::span<float> y;  // f32 [w->rows]
+    const Matrix* w;
+  };
+  void products(std::initializer_list<Output> outs, InputCache& x);
   // Y[n, rows] (row stride ldy) = X W^T, or += with `accumulate`.
   void product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& x, int64_t n,
                      bool accumulate);
@@ -90,6 +98,15 @@ class BlasBackend final : public InferenceBackend {
   std::vector<float> rope_cos_;          // f32 [head_dim / 2]
   std::vector<float> rope_sin_;          // f32 [head_dim / 2]
   InputCache in_;                        // the input of the next products, quantized once
+  // The row blocks of one products() call (reserved at prepare: nothing is
+  // allocated per token).
+  struct RowBlock {
+    std::span<float> y;  // f32 [r1 - r0]
+    const Matrix* w;
+    const ProductInput* x;
+    int64_t r0, r1;
+  };
+  std::vector<RowBlock> blocks_;
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
   std::vector<float> bx_;       // f32 [n, dim] residual streams

@@ -14,8 +14,10 @@
 #include <tbb/partitioner.h>
 
 #include <algorithm>
+#include <array>
 
 #include "blas_backend.hpp"
+#include "llama/error.hpp"
 
 namespace llama::blas {
 namespace {
@@ -46,30 +48,55 @@ void BlasBackend::split_rows(int64_t rows, int64_t work,
 }
 
 void BlasBackend::product(std::span<float> y, const Matrix& w, InputCache& in) {
-  const int64_t rows = w.rows, cols = w.cols;
-  const ProductInput x = in.get(w.input);  // quantized here, once, before the threads split
-  if (w.core()) {
-    // A few blocks per thread (TBB's grain), below 64 Ki weights one block.
-    if (threads_ == 1 || rows * cols < (int64_t{1} << 16)) {
-      matvec_rows(y, w.tensor, x, 0, rows, kernel_);
+  products({{y, &w}}, in);
+}
+
+void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
+  // Each matrix's input, quantized here, once per format, before the threads split.
+  std::array<ProductInput, 3> inputs;
+  if (outs.size() > inputs.size()) throw Error("blas: more than 3 products of one input");
+  int64_t work = 0;
+  size_t i = 0;
+  for (const Output& o : outs) {
+    inputs[i++] = in.get(o.w->input);
+    work += o.w->rows * o.w->cols;
+  }
+  const auto run = [&](const RowBlock& b) {
+    const Matrix& w = *b.w;
+    if (w.core()) {
+      matvec_rows(b.y, w.tensor, *b.x, b.r0, b.r1, kernel_);
       return;
     }
-    const int64_t grain = std::max<int64_t>(16, rows / (8 * threads_));
-    arena_->execute([&] {
-      tbb::parallel_for(
-          tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t>& r) {
-            matvec_rows(
-                y.subspan(static_cast<size_t>(r.begin()), static_cast<size_t>(r.end() - r.begin())),
-                w.tensor, x, r.begin(), r.end(), kernel_);
-          });
-    });
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(b.r1 - b.r0),
+                static_cast<blasint>(w.cols), 1.0f, w.f32.data() + b.r0 * w.cols,
+                static_cast<blasint>(w.cols), b.x->f32.data(), 1, 0.0f, b.y.data(), 1);
+  };
+  // A few blocks per thread over all the matrices together (blocks of whole
+  // 16-row groups, so each row is summed the same way whatever the split),
+  // below 64 Ki weights one block per matrix on this thread.
+  blocks_.clear();
+  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
+  const int64_t per_block = std::max<int64_t>(1, work / (int64_t{4} * threads_));
+  i = 0;
+  for (const Output& o : outs) {
+    const int64_t rows = o.w->rows, groups = (rows + kRowGroup - 1) / kRowGroup;
+    const int64_t n = parallel ? std::clamp<int64_t>(rows * o.w->cols / per_block, 1, groups) : 1;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t r0 = std::min(rows, groups * k / n * kRowGroup);
+      const int64_t r1 = std::min(rows, groups * (k + 1) / n * kRowGroup);
+      if (r1 > r0) {
+        blocks_.push_back({o.y.subspan(static_cast<size_t>(r0), static_cast<size_t>(r1 - r0)), o.w,
+                           &inputs[i], r0, r1});
+      }
+    }
+    ++i;
+  }
+  if (!parallel || blocks_.size() < 2) {
+    for (const RowBlock& b : blocks_) run(b);
     return;
   }
-  split_rows(rows, rows * cols, [&](int64_t r0, int64_t r1) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<blasint>(r1 - r0),
-                static_cast<blasint>(cols), 1.0f, w.f32.data() + r0 * cols,
-                static_cast<blasint>(cols), x.f32.data(), 1, 0.0f, y.data() + r0, 1);
-  });
+  arena_->execute(
+      [&] { tbb::parallel_for(size_t{0}, blocks_.size(), [&](size_t k) { run(blocks_[k]); }); });
 }
 
 void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& in,
