@@ -10,8 +10,6 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/memory_budget.hpp"
 
 namespace llama {
 namespace {
@@ -87,39 +85,6 @@ Tensor LayerWeights::*layer_member(HfRole role) {
   }
 }
 
-// TRANSITIONAL: every bf16/f16 tensor of `w` widened into an owned f32 copy
-// (tied stays tied), after the memory check.
-void widen_to_f32(ModelWeights& w, HfModel& m, const std::string& source) {
-  int64_t needed = 0;
-  w.for_each([&](const Tensor& t) {
-    if (t.dtype != DType::f32) needed += 4 * t.elements();  // elements checked by Tensor::view
-  });
-  if (needed == 0) return;
-  require_memory(needed, "f32 copies of the bf16/f16 weights", available_memory(), source);
-  auto copies = std::make_shared<std::vector<std::vector<float>>>();
-  const auto widen = [&](Tensor& t) {
-    if (t.dtype == DType::f32) return;
-    std::vector<float>& copy = copies->emplace_back(static_cast<size_t>(t.elements()));
-    dequantize(t, copy);  // f32 [t.shape]
-    t = Tensor::f32_view(t.name, t.shape, copy);
-    ++m.widened_tensors;
-    m.widened_bytes += static_cast<int64_t>(copy.size() * sizeof(float));
-  };
-  const bool tied = w.tied();
-  widen(w.token_embedding);
-  for (LayerWeights& layer : w.layers) {
-    for (Tensor LayerWeights::*member : kLayerTensors) widen(layer.*member);
-  }
-  widen(w.final_norm);
-  if (tied) {
-    w.classifier = w.token_embedding;
-  } else {
-    widen(w.classifier);
-  }
-  w.storage = std::make_shared<std::pair<std::shared_ptr<const void>, decltype(copies)>>(
-      w.storage, std::move(copies));
-}
-
 }  // namespace
 
 Config hf_model_config(const HfConfig& hf, const std::string& source, int64_t context_cap) {
@@ -147,7 +112,7 @@ Config hf_model_config(const HfConfig& hf, const std::string& source, int64_t co
 }
 
 HfModel open_hf_model(const std::string& path, int64_t context_cap) {
-  HfModel m{HfCheckpoint::open(path), {}, 0, 0, 0, 0};
+  HfModel m{HfCheckpoint::open(path), {}, 0, 0};
   const HfCheckpoint& ck = m.checkpoint;
   Model& model = m.model;
   model.source = ck.paths().directory;
@@ -187,9 +152,6 @@ HfModel open_hf_model(const std::string& path, int64_t context_cap) {
   if (model.config.shared_classifier) w.classifier = w.token_embedding;
   w.storage = storage;
   validate_weights(w, model.config, ck.paths().weights);
-
-  // TRANSITIONAL: bf16/f16 widened here; every backend also runs them as they are.
-  widen_to_f32(w, m, model.source);
   return m;
 }
 
@@ -214,10 +176,6 @@ std::string HfModel::describe() const {
   if (copied_tensors > 0) {
     s << "copied at open: " << copied_tensors << " tensors (" << copied_bytes
       << " bytes) not aligned for their dtype in the file\n";
-  }
-  if (widened_tensors > 0) {
-    s << "widened at open: " << widened_tensors << " bf16/f16 tensors to f32 (" << widened_bytes
-      << " bytes)\n";
   }
   for (const std::string& name : checkpoint.ignored()) s << "ignored: " << name << "\n";
   return s.str();

@@ -31,10 +31,6 @@ struct HfModel {
   Model model;                 // weights: views of the mapping (storage keeps it alive)
   int64_t copied_tensors = 0;  // misaligned tensors copied at open
   int64_t copied_bytes = 0;
-  // TRANSITIONAL (until the backends read ModelWeights and widen at prepare):
-  // bf16/f16 tensors widened to f32 at open (TRANSITIONAL: the backends run them as they are).
-  int64_t widened_tensors = 0;
-  int64_t widened_bytes = 0;  // f32 bytes of those copies
 
   // Lines for --verify-checkpoint / --explain: the files, the config, then
   // one line per tensor (HF name, dtype, shape) and what was copied.
