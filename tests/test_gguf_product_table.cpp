@@ -50,7 +50,9 @@ TEST_CASE("gguf product table: every block dtype has kernels", "[gguf][kernels]"
   for (DType t : {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k}) {
     CHECK(d.contains(t));
   }
-  CHECK_FALSE(d.contains(DType::f16));  // float types are widened by the backends (F32Weights)
+  // bf16 and f16 too: read in place (kernels/half_products.hpp, test_half_products.cpp).
+  CHECK(d.contains(DType::f16));
+  CHECK(d.contains(DType::bf16));
 }
 
 TEST_CASE("gguf product table: products against the exact weights, batch equal to decode",

@@ -1,5 +1,5 @@
-// The graph backend's weight copies (WeightCopies): float matrices stacked in
-// f32 (bf16/f16 widened exactly), other dtypes byte for byte, exactly the
+// The graph backend's weight copies (WeightCopies): f32 matrices stacked in
+// f32, other dtypes (bf16/f16 too, never widened) byte for byte, exactly the
 // originals' values in the documented order, in huge-page-aligned blocks, and
 // every byte of every original handed to the release callback exactly once,
 // in pieces that never straddle a 4 MiB boundary of the source.
@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "conformance_models.hpp"
 #include "graph/huge_page_buffer.hpp"
 #include "graph/weight_copies.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/kernels/dequantize.hpp"
-#include "conformance_models.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -101,15 +101,12 @@ bool same_typed(const MatrixCopy& copy, const Tensor& original) {
 
 }  // namespace
 
-TEST_CASE("WeightCopies: float models get stacked wqkv and w13, wo, w2, wcls in f32",
+TEST_CASE("WeightCopies: f32 models get stacked wqkv and w13, wo, w2, wcls in f32",
           "[graph][copies]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   const Config& c = ck.config();
-  // f32 as in the file, and the same values in bf16 (widened exactly in the copy).
-  for (const DType dtype : {DType::f32, DType::bf16, DType::f16}) {
-    INFO(to_string(dtype));
-    const Model m = dtype == DType::f32 ? ck.model() : conformance::with_dtype(ck.model(), dtype);
-    const ModelWeights& w = m.weights;
+  {
+    const ModelWeights& w = ck.model().weights;
     PieceLog log;
     const WeightCopies copies(w, c, log.callback());
     REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
@@ -134,9 +131,8 @@ TEST_CASE("WeightCopies: float models get stacked wqkv and w13, wo, w2, wcls in 
     CHECK(equal_values(copies.classifier().f32, w.classifier));
     CHECK(reinterpret_cast<uintptr_t>(copies.layer(0).wqkv.data()) % kHugePage == 0);
     // Every byte of every original handed over once, in pieces that stay
-    // inside 4 MiB windows of the source (bf16: 2 bytes per value copied).
-    const size_t source_bytes = copies.f32_bytes() / (dtype == DType::f32 ? 1 : 2);
-    CHECK(log.bytes == source_bytes);
+    // inside 4 MiB windows of the source.
+    CHECK(log.bytes == copies.f32_bytes());
     CHECK(log.disjoint());
     CHECK_FALSE(log.straddles);
   }
@@ -152,44 +148,52 @@ TEST_CASE("WeightCopies: a tensor of the wrong size is refused, naming it", "[gr
                     Catch::Contains("wo[1] holds"));
 }
 
-TEST_CASE("WeightCopies: Q8_0 matrices and their scales are copied byte for byte, not stacked",
-          "[graph][copies]") {
-  const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
-  const Config& c = ck.config();
-  const ModelWeights& w = ck.model().weights;
-  PieceLog log;
-  const WeightCopies copies(w, c, log.callback());
-  REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
-  CHECK(copies.f32_bytes() == 0);
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const LayerWeights& t = w.layers[size_t(l)];
-    const LayerCopy& q = copies.layer(l);
-    CHECK(q.wqkv.empty());
-    CHECK(q.w13.empty());
-    for (const auto& [copy, original] : {std::pair{&q.wq, &t.wq},
-                                         {&q.wk, &t.wk},
-                                         {&q.wv, &t.wv},
-                                         {&q.wo, &t.wo},
-                                         {&q.w1, &t.w1},
-                                         {&q.w2, &t.w2},
-                                         {&q.w3, &t.w3}}) {
-      INFO(original->name);
-      CHECK(same_typed(*copy, *original));
-      CHECK(reinterpret_cast<uintptr_t>(copy->tensor.scales.data()) % 64 == 0);
+TEST_CASE(
+    "WeightCopies: Q8_0, bf16 and f16 matrices (and scales) are copied byte for byte, not "
+    "stacked",
+    "[graph][copies]") {
+  const Checkpoint q8 = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
+  const Checkpoint s260 = Checkpoint::open(test::model_path("stories260K.bin"));
+  const Model bf16 = conformance::with_dtype(s260.model(), DType::bf16);
+  const Model f16 = conformance::with_dtype(s260.model(), DType::f16);
+  for (const Model* m : {&q8.model(), &bf16, &f16}) {
+    const Config& c = m->config;
+    const ModelWeights& w = m->weights;
+    INFO(m->source << " in " << w.dtypes().to_string());
+    PieceLog log;
+    const WeightCopies copies(w, c, log.callback());
+    REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
+    CHECK(copies.f32_bytes() == 0);
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      const LayerWeights& t = w.layers[size_t(l)];
+      const LayerCopy& q = copies.layer(l);
+      CHECK(q.wqkv.empty());
+      CHECK(q.w13.empty());
+      for (const auto& [copy, original] : {std::pair{&q.wq, &t.wq},
+                                           {&q.wk, &t.wk},
+                                           {&q.wv, &t.wv},
+                                           {&q.wo, &t.wo},
+                                           {&q.w1, &t.w1},
+                                           {&q.w2, &t.w2},
+                                           {&q.w3, &t.w3}}) {
+        INFO(original->name);
+        CHECK(same_typed(*copy, *original));
+        CHECK(reinterpret_cast<uintptr_t>(copy->tensor.scales.data()) % 64 == 0);
+      }
     }
-  }
-  CHECK(same_typed(copies.classifier(), w.classifier));
-  // Bytes handed over: the originals' values and scales (not the alignment padding).
-  REQUIRE_FALSE(w.tied());
-  size_t original = w.classifier.data.size() + w.classifier.scales.size();
-  for (const LayerWeights& t : w.layers) {
-    for (const Tensor* m : {&t.wq, &t.wk, &t.wv, &t.wo, &t.w1, &t.w2, &t.w3}) {
-      original += m->data.size() + m->scales.size();
+    CHECK(same_typed(copies.classifier(), w.classifier));
+    // Bytes handed over: the originals' values and scales (not the alignment
+    // padding); a tied classifier is the embedding's bytes, copied once.
+    size_t original = w.classifier.data.size() + w.classifier.scales.size();
+    for (const LayerWeights& t : w.layers) {
+      for (const Tensor* m : {&t.wq, &t.wk, &t.wv, &t.wo, &t.w1, &t.w2, &t.w3}) {
+        original += m->data.size() + m->scales.size();
+      }
     }
+    CHECK(log.bytes == original);
+    CHECK(log.disjoint());
+    CHECK_FALSE(log.straddles);
   }
-  CHECK(log.bytes == original);
-  CHECK(log.disjoint());
-  CHECK_FALSE(log.straddles);
 }
 
 TEST_CASE("WeightCopies: a layer mixing dtypes stacks only the all-float groups",

@@ -59,8 +59,12 @@ inline constexpr double kLayoutTolerance = 1e-5;
 CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& model);
 // `f32_model` with its matrices and norms rounded to `dtype` (bf16 or f16,
 // with_dtype) gives on the backend the logits of the f32 model of the same
-// values (widened_to_f32) bit for bit, since widening is exact; forward_batch
-// within kTolerance of them.
-CheckResult check_widening_exact(const std::string& spec, const Model& f32_model, DType dtype);
+// values (widened_to_f32) within kUpcastTolerance, forward and forward_batch:
+// the numerics policy `exact` (llama/numerics.hpp) upcasts exactly and
+// computes in f32, so only the summation order may differ (a backend reading
+// bf16 in place sums in other lanes than its f32 engine). A backend that
+// rounded activations, or computed in bf16, is an order of magnitude off.
+inline constexpr double kUpcastTolerance = 1e-5;
+CheckResult check_upcast_exact(const std::string& spec, const Model& f32_model, DType dtype);
 
 }  // namespace llama::conformance

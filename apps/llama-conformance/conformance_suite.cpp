@@ -146,13 +146,13 @@ CheckResult check_unclaimed_refused(const ConformanceData& data, const std::stri
   return r;
 }
 
-// check_widening_exact on a llama2.c shape and on one llama2.c files cannot hold
+// check_upcast_exact on a llama2.c shape and on one llama2.c files cannot hold
 // (queries wider than dim).
-CheckResult widening_exact(const ConformanceData& data, const std::string& spec, DType dtype) {
+CheckResult upcast_exact(const ConformanceData& data, const std::string& spec, DType dtype) {
   const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
   const NamedConfig wide = variant_configs().front();
-  return both(check_widening_exact(spec, s260.model(), dtype),
-              check_widening_exact(spec, random_model(wide.config, 5, wide.name), dtype));
+  return both(check_upcast_exact(spec, s260.model(), dtype),
+              check_upcast_exact(spec, random_model(wide.config, 5, wide.name), dtype));
 }
 
 std::vector<SuiteCheck> make_checks() {
@@ -315,16 +315,16 @@ std::vector<SuiteCheck> make_checks() {
                                         spec, m, test_tokens(m.config, m.config.seq_len))};
          });
        }},
-      {"bf16/widened-exact", "bf16",
-       "bf16 weights give the f32 model of the same values bit for bit (forward_batch within "
-       "1e-4)",
+      {"bf16/upcast-exact", "bf16",
+       "bf16 weights (exact numerics) give the f32 model of the same values within 1e-5 "
+       "relative, forward and forward_batch",
        "stories260K.bin and the first variant model, matrices and norms in bf16; 12 positions",
-       [](Data data, Spec spec) { return widening_exact(data, spec, DType::bf16); }},
-      {"f16/widened-exact", "f16",
-       "f16 weights give the f32 model of the same values bit for bit (forward_batch within "
-       "1e-4)",
+       [](Data data, Spec spec) { return upcast_exact(data, spec, DType::bf16); }},
+      {"f16/upcast-exact", "f16",
+       "f16 weights (exact numerics) give the f32 model of the same values within 1e-5 "
+       "relative, forward and forward_batch",
        "stories260K.bin and the first variant model, matrices and norms in f16; 12 positions",
-       [](Data data, Spec spec) { return widening_exact(data, spec, DType::f16); }},
+       [](Data data, Spec spec) { return upcast_exact(data, spec, DType::f16); }},
   };
 }
 

@@ -36,6 +36,7 @@ const BackendRegistrar kRegistrar{
 
 BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
+      numerics_(options.numerics),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
@@ -45,10 +46,10 @@ BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
   m.tensor = t;
   m.rows = t.rows();
   m.cols = t.cols();
-  if (dtype_info(t.dtype).is_float) {
-    m.f32 = f32_.view(t);
+  if (t.dtype == DType::f32) {
+    m.f32 = t.f32();  // sgemv / sgemm in place
   } else {
-    m.input = input_format(t);
+    m.input = input_format(t);  // bf16, f16 and quantized: the core's kernels, in place
   }
   return m;
 }
@@ -59,11 +60,10 @@ void BlasBackend::prepare(const Model& model) {
   require_run_state_memory(model);  // refuse before allocating
   const Config& c = model.config;
   const ModelWeights& w = model.weights;
-  const int64_t copies =
-      checked_add(F32Weights::norm_copy_bytes(w), F32Weights::matrix_copy_bytes(w), "f32 copies");
+  const int64_t copies = F32Weights::norm_copy_bytes(w);
   if (copies > 0) {
     require_memory(checked_add(run_state_bytes(c), copies, "blas"),
-                   "the run state and f32 copies of the bf16/f16 weights", available_memory(),
+                   "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }
   config_ = c;
@@ -183,7 +183,7 @@ std::string BlasBackend::describe() const {
     s << "  products: f32 sgemv / sgemm, weights read in place from the mapping\n";
   }
   if (f32_.copied_bytes() > 0) {
-    s << "  bf16/f16 weights widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
+    s << "  bf16/f16 norms widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
   }
   s << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
     << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";

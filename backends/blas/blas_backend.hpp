@@ -40,7 +40,7 @@ class BlasBackend final : public InferenceBackend {
   // A weight matrix [rows, cols]: f32 values for sgemv/sgemm (float dtypes),
   // or the tensor itself for the core's product kernels.
   struct Matrix {
-    std::span<const float> f32;  // f32 [rows, cols]: in place, or the widened copy
+    std::span<const float> f32;  // f32 [rows, cols] in place (f32 weights only)
     Tensor tensor;
     InputFormat input;  // kind f32 for f32 values
     int64_t rows = 0, cols = 0;
@@ -71,13 +71,14 @@ class BlasBackend final : public InferenceBackend {
   void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
 
   int threads_;
+  Numerics numerics_;  // BackendOptions::numerics: fast lets bf16 batches round inputs
   std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
   RopeTable rope_;
   float eps_ = 0;  // float(config_.norm_eps)
   StepKernels steps_{};
   Q8Kernel kernel_ = Q8Kernel::portable;  // for core products
-  F32Weights f32_;                        // widened bf16/f16 tensors
+  F32Weights f32_;                        // norms as f32 (bf16/f16 ones widened)
   Tensor embedding_;
   std::vector<Layer> layers_;
   std::span<const float> final_norm_;  // f32 [dim]

@@ -102,7 +102,8 @@ void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
 void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& in,
                                 int64_t n, bool accumulate) {
   const int64_t rows = w.rows, cols = w.cols;
-  const ProductBatch x = in.get(w.input);
+  ProductBatch x = in.get(w.input);
+  x.numerics = numerics_;
   if (w.core()) {
     // The sums land in bsum_ [n, rows] when they are to be added.
     float* out = accumulate ? bsum_.data() : y;

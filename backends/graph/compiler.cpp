@@ -242,6 +242,7 @@ class Compiler {
     in.w_rows = wn.rows;
     in.w_cols = wn.cols;
     in.q8_kernel = o_.q8_kernel;
+    in.numerics = o_.numerics;
   }
 
   std::string operand(ValueId a) const {

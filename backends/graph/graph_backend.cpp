@@ -70,7 +70,7 @@ const BackendRegistrar kRegistrar{
 }  // namespace
 
 GraphBackend::GraphBackend(const BackendOptions& options)
-    : exec_(resolve_threads(options.threads)) {}
+    : exec_(resolve_threads(options.threads)), numerics_(options.numerics) {}
 
 DTypeSet GraphBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
@@ -78,16 +78,18 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
   const Config& c = config_;
   PlanSet p;
   p.tokens = tokens;
+  CompileOptions options;
+  options.numerics = numerics_;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerCopy& w = copies_.layer(l);
     const auto at = static_cast<size_t>(l);
     p.attention_in.push_back(
-        compile(attention_in_graph(c, arithmetic_, attention_norms_[at], w, tokens)));
+        compile(attention_in_graph(c, arithmetic_, attention_norms_[at], w, tokens), options));
     p.feed_forward.push_back(
-        compile(feed_forward_graph(c, arithmetic_, ffn_norms_[at], w, tokens)));
+        compile(feed_forward_graph(c, arithmetic_, ffn_norms_[at], w, tokens), options));
   }
   p.classifier =
-      compile(classifier_graph(c, arithmetic_, final_norm_, copies_.classifier(), tokens));
+      compile(classifier_graph(c, arithmetic_, final_norm_, copies_.classifier(), tokens), options);
   p.att_x = common_ref(p.attention_in, true, "x");
   p.q = common_ref(p.attention_in, false, "q");
   p.k = common_ref(p.attention_in, false, "k");

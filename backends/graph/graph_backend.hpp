@@ -61,6 +61,7 @@ class GraphBackend final : public InferenceBackend {
                  float* out, int64_t out_ld);
 
   Executor exec_;
+  Numerics numerics_;  // BackendOptions::numerics: fast lets bf16 batches round inputs
   Config config_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;  // run.c's, or runq.c's for Q8_0 weights
   StepKernels steps_{};

@@ -35,7 +35,7 @@ std::string GraphBackend::describe() const {
     s << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.q_dim() + 2 * c.kv_dim() << "x"
       << c.dim << "]";
     if (!first.w13.empty()) s << ", w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "]";
-    s << "\n  matvec: f32 weights (bf16/f16 widened exactly in the copy); decode sums in double"
+    s << "\n  matvec: f32 weights; decode sums in double"
          " lanes, 8 rows per pass; batches in f32 (packed 48-row panels, 48 rows x 8"
          " tokens per register tile), "
       << to_string(simd_level()) << " kernels; rows split across threads\n";
@@ -44,7 +44,7 @@ std::string GraphBackend::describe() const {
   const MatrixCopy& typed = first.wq.typed() ? first.wq : cls;
   if (typed.typed()) {
     const Q8Kernel kernel = decode_.classifier.instructions.back().q8_kernel;
-    s << "  matvec_typed: " << describe_products(typed.tensor, kernel)
+    s << "  matvec_typed: " << describe_products(typed.tensor, kernel, Numerics::exact)
       << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
          " threads\n";
   }

@@ -36,6 +36,7 @@ struct Instruction {
   InputFormat format;   // quantize: its output; matvec_typed: what a holds
   size_t q_values = 0;  // bytes from the arena start: quantize: out's values; matvec_typed: a's
   Q8Kernel q8_kernel = Q8Kernel::portable;
+  Numerics numerics = Numerics::exact;  // matvec_typed with a batch
 };
 
 // Where one live value sits; views (slices) share their root's bytes.

@@ -41,6 +41,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   float* out = arena + in.out.offset;
   // The input: f32 rows, or a quantized batch (scales at a, values at q_values).
   ProductBatch batch{{a, sz((tokens - 1) * in.a.ld + cols)}, in.a.ld, {}, tokens};
+  batch.numerics = in.numerics;
   if (in.format.quantized()) {
     const int64_t groups = cols / in.format.group_size;
     const auto* values = reinterpret_cast<const int8_t*>(arena) + in.q_values;

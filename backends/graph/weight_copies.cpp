@@ -14,19 +14,21 @@ int64_t align_up(int64_t n) {
   return checked_add(n, kTypedAlign - 1, "weight copies") / kTypedAlign * kTypedAlign;
 }
 
-bool is_float(const Tensor& t) { return dtype_info(t.dtype).is_float; }
+// f32 matrices become the f32 copy (and are stacked); every other dtype, bf16
+// and f16 included, is copied byte for byte for the core's kernels.
+bool is_f32(const Tensor& t) { return t.dtype == DType::f32; }
 
 // One matrix's place in the copy.
 struct Slot {
   const Tensor* source = nullptr;
   MatrixCopy LayerCopy::*member = nullptr;  // null: the classifier
   int64_t elements = 0;                     // values the config implies
-  int64_t f32_at = -1;                      // floats into floats_, float dtypes
+  int64_t f32_at = -1;                      // floats into floats_, f32 matrices
   int64_t data_at = -1, scales_at = -1;     // bytes into typed_, other dtypes
 };
 
 // Part 0 is the classifier, part 1 + l layer l: wq, wk, wv, w1, w3, wo, w2,
-// the stacked groups (when all float) contiguous in that order.
+// the stacked groups (when all f32) contiguous in that order.
 std::vector<Slot> part_slots(const ModelWeights& w, const Config& c, int64_t part) {
   const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), hidden = c.hidden_dim;
   if (part == 0) return {{&w.classifier, nullptr, checked_mul(c.vocab_size, dim, "wcls")}};
@@ -59,7 +61,7 @@ Plan plan(const ModelWeights& w, const Config& c) {
     p.f32_begin[static_cast<size_t>(part)] = p.floats;
     std::vector<Slot> slots = part_slots(w, c, part);
     for (Slot& s : slots) {
-      if (is_float(*s.source)) {
+      if (is_f32(*s.source)) {
         s.f32_at = p.floats;
         p.floats = checked_add(p.floats, s.elements, "weight copies");
         continue;
@@ -77,7 +79,7 @@ Plan plan(const ModelWeights& w, const Config& c) {
   return p;
 }
 
-// The slots of parts [begin, end) of one group are float and back to back.
+// The slots of parts [begin, end) of one group are f32 and back to back.
 bool stacked(const std::vector<Slot>& slots, size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
     if (slots[i].f32_at < 0) return false;

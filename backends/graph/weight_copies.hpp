@@ -1,9 +1,9 @@
 // The graph backend's own copy of every matrix decode streams, in huge pages
 // (huge_page_buffer.hpp), made once at prepare; the plans read the copies,
-// never the originals. Float matrices (f32, and bf16/f16 widened exactly) are
-// f32: per layer wq, wk, wv stacked into one [q_dim + 2 kv_dim, dim] matrix
-// and w1, w3 into one [2 hidden_dim, dim] when all of them are float, so each
-// layer's projections are one pass over memory. Matrices of other dtypes are
+// never the originals. f32 matrices are stacked per layer: wq, wk, wv into
+// one [q_dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim]
+// when all of them are f32, so each layer's projections are one pass over
+// memory. Matrices of other dtypes (bf16 and f16 too: never widened) are
 // copied byte for byte (values, then scales) for the core's product kernels,
 // and never stacked: each product keeps its own matrix.
 #pragma once
@@ -20,14 +20,14 @@ namespace llama::graph {
 
 // One matrix of the copy: f32 values, or a typed tensor viewing the copy.
 struct MatrixCopy {
-  std::span<const float> f32;  // f32 [rows, cols] for float dtypes
+  std::span<const float> f32;  // f32 [rows, cols] for f32 weights
   Tensor tensor;               // other dtypes: the copy, typed as the original
   bool typed() const { return !tensor.empty(); }
 };
 
 struct LayerCopy {
-  std::span<const float> wqkv;  // f32 [q_dim + 2 kv_dim, dim] when wq, wk, wv are float
-  std::span<const float> w13;   // f32 [2 hidden_dim, dim] when w1, w3 are float
+  std::span<const float> wqkv;  // f32 [q_dim + 2 kv_dim, dim] when wq, wk, wv are f32
+  std::span<const float> w13;   // f32 [2 hidden_dim, dim] when w1, w3 are f32
   // Every matrix (views into wqkv and w13 when stacked).
   MatrixCopy wq, wk, wv, wo, w1, w2, w3;
 };

@@ -8,6 +8,7 @@
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/half.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/memory_budget.hpp"
@@ -31,9 +32,9 @@ ReferenceBackend::Matrix ReferenceBackend::matrix(const Tensor& t) {
   m.tensor = t;
   m.rows = t.rows();
   m.cols = t.cols();
-  if (dtype_info(t.dtype).is_float) {
-    m.f32 = f32_.view(t);
-  } else {
+  if (t.dtype == DType::f32) {
+    m.f32 = t.f32();
+  } else if (t.dtype != DType::bf16 && t.dtype != DType::f16) {
     m.input = input_format(t);
   }
   return m;
@@ -43,13 +44,12 @@ void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   require_dtypes(model.weights, name(), supported_dtypes());
   const Config& c = model.config;
-  // Refuse before allocating: the run state, then with the widened bf16/f16 copies.
+  // Refuse before allocating: the run state, then with the widened bf16/f16 norms.
   require_run_state_memory(model);
-  const int64_t copies = checked_add(F32Weights::norm_copy_bytes(model.weights),
-                                     F32Weights::matrix_copy_bytes(model.weights), "copies");
+  const int64_t copies = F32Weights::norm_copy_bytes(model.weights);
   if (copies > 0) {
     require_memory(checked_add(run_state_bytes(c), copies, "reference"),
-                   "the run state and f32 copies of the bf16/f16 weights", available_memory(),
+                   "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }
   config_ = c;
@@ -81,11 +81,27 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(rope_cos_, rope_.pairs());
   zeros(rope_sin_, rope_.pairs());
   xq_.assign(size_t(wide), 0);
+  zeros(row_, wide);
   zeros(xq_scales_, wide);
   prepared_ = true;
 }
 
 void ReferenceBackend::matmul(std::span<float> out, const Matrix& w, std::span<const float> x) {
+  if (w.tensor.dtype == DType::bf16 || w.tensor.dtype == DType::f16) {
+    // Each row upcast exactly (in place, never a copy of the matrix), then
+    // the f32 path's double sum: the f32 model of the same values, bit for bit.
+    const auto cols = size_t(w.cols);
+    const std::span<float> row = std::span(row_).first(cols);
+    const std::span<const uint16_t> h = w.tensor.u16();
+    for (int64_t r = 0; r < w.rows; ++r) {
+      const auto src = h.subspan(size_t(r) * cols, cols);
+      w.tensor.dtype == DType::bf16 ? bf16_to_f32(src, row) : f16_to_f32(src, row);
+      double sum = 0.0;
+      for (size_t c = 0; c < cols; ++c) sum += double(row[c]) * double(x[c]);
+      out[size_t(r)] = float(sum);
+    }
+    return;
+  }
   if (!w.input.quantized()) {
     if (!w.f32.empty()) {
       for (int64_t r = 0; r < w.rows; ++r) {
@@ -249,11 +265,14 @@ std::string ReferenceBackend::describe() const {
   if (classifier_.input.quantized()) {
     s << "  products: " << describe_products(classifier_.tensor, Q8Kernel::portable)
       << " (runq.c's int8 products)\n";
+  } else if (classifier_.f32.empty()) {
+    s << "  products: " << to_string(classifier_.tensor.dtype)
+      << " weights read in place, each row upcast exactly and summed in double\n";
   } else {
     s << "  products: f32 weights summed in double\n";
   }
   if (f32_.copied_bytes() > 0) {
-    s << "  bf16/f16 weights widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
+    s << "  bf16/f16 norms widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
   }
   return s.str();
 }

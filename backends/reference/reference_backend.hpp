@@ -28,8 +28,8 @@ class ReferenceBackend final : public InferenceBackend {
   // A weight matrix [rows, cols] as this backend runs it: f32 values summed
   // in double, or (a dtype with core product kernels) the tensor itself.
   struct Matrix {
-    std::span<const float> f32;  // f32 [rows, cols] when the dtype is a float type
-    Tensor tensor;               // the weights as loaded
+    std::span<const float> f32;  // f32 [rows, cols] when the dtype is f32
+    Tensor tensor;               // the weights as loaded (bf16/f16: read in place)
     InputFormat input;           // what a core product reads (kind f32 for float weights)
     int64_t rows = 0, cols = 0;
   };
@@ -38,8 +38,9 @@ class ReferenceBackend final : public InferenceBackend {
     Matrix wq, wk, wv, wo, w1, w2, w3;
   };
   Matrix matrix(const Tensor& t);
-  // out[rows] = W x: in double for f32 values, else x quantized as the
-  // weights want and the core's portable product kernel.
+  // out[rows] = W x: in double for f32 values and for bf16/f16 ones (each row
+  // upcast exactly into row_), else x quantized as the weights want and the
+  // core's portable product kernel.
   void matmul(std::span<float> out, const Matrix& w, std::span<const float> x);
   void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
   void rope(std::span<float> v);
@@ -49,7 +50,7 @@ class ReferenceBackend final : public InferenceBackend {
   Config config_;
   RopeTable rope_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;
-  F32Weights f32_;  // widened bf16/f16 tensors
+  F32Weights f32_;  // norms as f32 (bf16/f16 ones widened)
   Tensor embedding_;
   std::vector<Layer> layers_;
   std::span<const float> final_norm_;  // f32 [dim]
@@ -70,6 +71,7 @@ class ReferenceBackend final : public InferenceBackend {
   std::vector<float> rope_sin_;   // f32 [head_dim / 2]
   std::vector<int8_t> xq_;        // i8 [max width]: a quantized input
   std::vector<float> xq_scales_;  // f32 [max width]: its scales
+  std::vector<float> row_;        // f32 [max width]: one bf16/f16 weight row upcast
 };
 
 }  // namespace llama::reference

@@ -1,4 +1,4 @@
-// Widened copies of bf16 and f16 tensors, one per distinct tensor.
+// Widened copies of bf16 and f16 norm gains, one per distinct tensor.
 #include "llama/f32_weights.hpp"
 
 #include "llama/checked_math.hpp"
@@ -20,19 +20,6 @@ int64_t F32Weights::norm_copy_bytes(const ModelWeights& w) {
   for (const LayerWeights& l : w.layers) {
     total = checked_add(total, copy_bytes(l.attention_norm), "f32 copies");
     total = checked_add(total, copy_bytes(l.ffn_norm), "f32 copies");
-  }
-  return total;
-}
-
-int64_t F32Weights::matrix_copy_bytes(const ModelWeights& w) {
-  const auto bytes = [](const Tensor& t) {
-    return dtype_info(t.dtype).is_float ? copy_bytes(t) : 0;
-  };
-  int64_t total = bytes(w.classifier);
-  for (const LayerWeights& l : w.layers) {
-    for (const Tensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) {
-      total = checked_add(total, bytes(*t), "f32 copies");
-    }
   }
   return total;
 }

@@ -5,6 +5,7 @@
 
 #include "llama/error.hpp"
 #include "llama/kernels/block_products.hpp"
+#include "llama/kernels/half_products.hpp"
 
 namespace llama {
 namespace {
@@ -48,7 +49,8 @@ std::string to_string(const InputFormat& f) {
 }
 
 DTypeSet product_dtypes() {
-  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k};
+  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k,
+          DType::q6_k, DType::bf16,       DType::f16};
 }
 
 InputFormat input_format(const Tensor& w) {
@@ -60,6 +62,8 @@ InputFormat input_format(const Tensor& w) {
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+    case DType::bf16:
+    case DType::f16:
       return {InputKind::f32, 0};
     default:
       no_kernels(w);
@@ -93,6 +97,8 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+    case DType::bf16:
+    case DType::f16:
       blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
       return;
     default:
@@ -114,6 +120,13 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::q6_k:
       f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
       return;
+    case DType::bf16:
+    case DType::f16: {
+      const BlockMatrix m = block_matrix(w);
+      half_matmat_rows(out, out_stride, m, x.f32, x.ld, x.n, row_begin, row_end,
+                       half_batch_path(m.kind, kernel, x.numerics));
+      return;
+    }
     default:
       no_kernels(w);
   }
@@ -182,6 +195,16 @@ ProductBatch BatchInputCache::get(const InputFormat& f) {
 std::string describe_products(const Tensor& w, Q8Kernel kernel) {
   return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
          to_string(kernel) + " kernel";
+}
+
+std::string describe_products(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
+  if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
+  const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
+  const bool simd = kernel == Q8Kernel::avx512_vnni;
+  return std::string(to_string(w.dtype)) + " read in place x f32: decode " +
+         (simd ? "avx512-f32 (upcast in registers, f32 sums; AVX-512 present)"
+               : "portable (upcast, f32 sums)") +
+         ", prefill " + explain_half_batch_path(kind, kernel, numerics);
 }
 
 }  // namespace llama

@@ -101,10 +101,10 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
   CHECK_THAT(stream.failure, Contains("s260-greedy: stream departs from the recorded one at "
                                       "position 11"));
 
-  CHECK(check_widening_exact("blas", m, DType::bf16).ok);
-  CHECK(check_widening_exact("blas", m, DType::f16).ok);
-  CHECK_THAT(check_widening_exact("test-noisy-on-16-bit:blas", m, DType::bf16).failure,
-             Contains("in bf16: logits differ from the f32 model of the same values"));
+  CHECK(check_upcast_exact("blas", m, DType::bf16).ok);
+  CHECK(check_upcast_exact("blas", m, DType::f16).ok);
+  CHECK_THAT(check_upcast_exact("test-noisy-on-16-bit:blas", m, DType::bf16).failure,
+             Contains("in bf16 against the f32 model of the same values: position 0"));
 
   // The same check on an int8 case (parity-q8.json, runq.c's stream).
   const auto q8_cases = test::load_json(test::reference_path("parity-q8.json"));

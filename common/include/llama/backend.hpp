@@ -7,11 +7,15 @@
 #include <vector>
 
 #include "llama/model.hpp"
+#include "llama/numerics.hpp"
 
 namespace llama {
 
 struct BackendOptions {
   int threads = 0;  // 0: every core
+  // exact (the default) or fast (llama/numerics.hpp): a backend that has no
+  // fast kernels runs exact under both.
+  Numerics numerics = Numerics::exact;
 };
 
 class InferenceBackend {

@@ -1,8 +1,9 @@
-// f32 views of a model's float tensors for backends that compute in f32: f32
-// tensors in place, bf16 and f16 ones widened exactly (kernels/half.hpp) into
-// memory this object owns, once at prepare. The backend counts copy_bytes in
-// its memory check before anything is copied and says in describe() what it
-// copied.
+// f32 views of a model's RMSNorm gains for backends whose steps read f32
+// vectors: f32 tensors in place, bf16 and f16 ones widened exactly
+// (kernels/half.hpp) into memory this object owns, once at prepare (a few KiB:
+// one vector per norm). Matrices are never widened: bf16/f16 ones are read in
+// place by the core's product kernels (kernels/products.hpp). The backend
+// counts norm_copy_bytes in its memory check before anything is copied.
 #pragma once
 
 #include <cstdint>
@@ -20,12 +21,9 @@ class F32Weights {
   // Bytes a widened copy of `t` takes: 0 for f32, 4 x elements for bf16 and
   // f16 (overflow-checked). Throws Error for a dtype that is not a float type.
   static int64_t copy_bytes(const Tensor& t);
-  // What view() copies for a model when a backend takes f32 views of its
-  // norms (norm_copy_bytes) and of its float matrices, the classifier
-  // included (matrix_copy_bytes); an untied embedding is read a row at a time
-  // (embedding_row) and never copied.
+  // What view() copies for a model's norms (the embedding is read a row at a
+  // time by embedding_row and never copied).
   static int64_t norm_copy_bytes(const ModelWeights& w);
-  static int64_t matrix_copy_bytes(const ModelWeights& w);
 
   // `t`'s values as f32: the tensor itself, or a copy made on the first call
   // and kept (the same span every call for the same tensor data).

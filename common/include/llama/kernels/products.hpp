@@ -6,8 +6,10 @@
 // dtype is a case here (products.cpp), not a forward pass in each backend.
 //
 // Contract for every dtype listed by product_dtypes(): each (row, vector)
-// result of matmat_rows equals matvec_rows' bit for bit, and neither depends
-// on the row range, so backends split rows across threads freely.
+// result of matmat_rows equals matvec_rows' bit for bit (under the exact
+// numerics policy), and neither depends on the row range, so backends split
+// rows across threads freely. bf16 and f16 weights are read in place too
+// (kernels/half_products.hpp): backends send every non-f32 matrix here.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "llama/kernels/q8.hpp"
+#include "llama/numerics.hpp"
 #include "llama/tensor.hpp"
 
 namespace llama {
@@ -41,14 +44,16 @@ std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0
 // (read in place: kernels/block_products.hpp). block_q8_0 quantizes its input
 // as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
 // dequantized weights (Q8Kernel::portable sums in order, the AVX-512 kernels
-// in another order: equal to f32 rounding, not bit for bit).
+// in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
+// f32 input, decode through the same block kernels, batches through
+// kernels/half_products.hpp.
 DTypeSet product_dtypes();
 
-// What a backend built on the core's kernels runs (its supported_dtypes()): f32,
-// bf16 and f16 (F32Weights gives them as f32) and every dtype of product_dtypes().
+// What a backend built on the core's kernels runs (its supported_dtypes()): f32
+// (its own engine) and every dtype of product_dtypes() (bf16 and f16 included).
 inline DTypeSet core_kernel_dtypes() {
   DTypeSet s = product_dtypes();
-  return s.add(DType::f32).add(DType::bf16).add(DType::f16);
+  return s.add(DType::f32);
 }
 
 // How products with `w` read their input; throws Error naming the tensor when
@@ -72,6 +77,9 @@ struct ProductBatch {
   int64_t ld = 0;
   Q8BatchView q8;  // i8 [n, cols] + f32 [n, cols / group_size]
   int64_t n = 0;
+  // fast: bf16 weights' batch products may round the f32 input to bf16 (then
+  // not matvec_rows' bits: llama/numerics.hpp states the bound).
+  Numerics numerics = Numerics::exact;
 };
 
 // out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
@@ -86,6 +94,9 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
 
 // "q8_0 x q8 groups of 64, avx512-vnni kernel": what --explain says about `w`'s products.
 std::string describe_products(const Tensor& w, Q8Kernel kernel);
+// The kernel per product kind (decode, prefill) for `w` under `numerics` and
+// why: "bf16 in place x f32: decode avx512-f32 (...), prefill avx512-bf16 (...)".
+std::string describe_products(const Tensor& w, Q8Kernel kernel, Numerics numerics);
 
 // An activation vector and its quantized form, made at most once per format
 // until the vector changes (runq.c quantizes xb once for q, k and v).

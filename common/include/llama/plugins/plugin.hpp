@@ -26,8 +26,9 @@
 // InferenceBackend's layout (its size and virtual functions) and its contract
 // (docs/backends.md). Bumped whenever one of them changes; tests/test_plugin_abi.cpp
 // pins the layout it stands for. 3: forward at a position already run (a rewind)
-// discards the cache from there (2 promised positions in order).
-#define LLAMA_PLUGIN_PROTOCOL 3u
+// discards the cache from there (2 promised positions in order). 4: BackendOptions
+// gained `numerics` (3's was `threads` alone, 4 bytes).
+#define LLAMA_PLUGIN_PROTOCOL 4u
 
 #define LLAMA_PLUGIN_STRINGIFY_(x) #x
 #define LLAMA_PLUGIN_STRINGIFY(x) LLAMA_PLUGIN_STRINGIFY_(x)

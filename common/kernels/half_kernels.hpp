@@ -1,0 +1,25 @@
+// Private to the core: the SIMD batch kernels behind half_products.hpp. Each
+// computes out[t * out_stride + r] for rows [row_begin, row_end) and vectors
+// [0, n) of x (f32, ld apart); the caller checks the CPU first.
+#pragma once
+
+#include <cstdint>
+
+#include "llama/kernels/block_products.hpp"
+
+namespace llama::detail {
+
+// Exact, AVX-512 F/BW/VL: blocks_matvec_rows_f32_avx512's bits (bf16, f16).
+void half_matmat_rows_avx512(float* out, int64_t out_stride, const BlockMatrix& w, const float* x,
+                             int64_t ld, int64_t n, int64_t row_begin, int64_t row_end);
+
+// Fast, AVX512-BF16, bf16 weights: x rounded to bf16, vdpbf16ps.
+void half_matmat_rows_avx512_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
+                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
+                                  int64_t row_end);
+
+// x (f32 [n]) rounded to bf16 (nearest even) into out (bf16 [padded], the
+// values past n zero), padded a multiple of 32; needs AVX512-BF16.
+void round_to_bf16(const float* x, int64_t n, uint16_t* out, int64_t padded);
+
+}  // namespace llama::detail

@@ -1,0 +1,119 @@
+// bf16/f16 batch products: path choice and the portable path
+// (half_products.hpp); the SIMD paths are in half_products_avx512.cpp.
+#include "llama/kernels/half_products.hpp"
+
+#include <algorithm>
+
+#include "half_kernels.hpp"
+#include "llama/error.hpp"
+#include "llama/kernels/cpu_features.hpp"
+
+namespace llama {
+
+const char* to_string(HalfPath path) {
+  switch (path) {
+    case HalfPath::avx512:
+      return "avx512-f32";
+    case HalfPath::avx512_bf16:
+      return "avx512-bf16";
+    default:
+      return "portable";
+  }
+}
+
+const char* half_path_requirement(HalfPath path) {
+  switch (path) {
+    case HalfPath::avx512:
+      return "AVX-512 F/BW/VL";
+    case HalfPath::avx512_bf16:
+      return "AVX512-BF16";
+    default:
+      return "";
+  }
+}
+
+bool half_path_available(HalfPath path) {
+  const bool avx512 = simd_level_supported(SimdLevel::avx512);
+  switch (path) {
+    case HalfPath::avx512:
+      return avx512;
+    case HalfPath::avx512_bf16:
+      return avx512 && cpu_features().avx512bf16;
+    default:
+      return true;
+  }
+}
+
+HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
+  // Exact follows decode's kernel so that both give the same bits.
+  if (kernel != Q8Kernel::avx512_vnni || !half_path_available(HalfPath::avx512)) {
+    return HalfPath::portable;
+  }
+  if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
+      half_path_available(HalfPath::avx512_bf16)) {
+    return HalfPath::avx512_bf16;
+  }
+  return HalfPath::avx512;
+}
+
+std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
+  const HalfPath path = half_batch_path(kind, kernel, numerics);
+  std::string why = std::string(to_string(path)) + " (" + to_string(numerics) + " numerics";
+  if (path == HalfPath::avx512_bf16) return why + "; the CPU has AVX512-BF16; no AMX kernel)";
+  if (path == HalfPath::portable) {
+    return why + (kernel == Q8Kernel::avx512_vnni ? "; the CPU lacks AVX-512)"
+                                                  : "; decode runs the portable kernels)");
+  }
+  if (numerics == Numerics::fast) {
+    if (kind != BlockKind::bf16) return why + ": f16 weights have no bf16 path)";
+    return why + ": the CPU lacks AVX512-BF16)";
+  }
+  return why + ")";
+}
+
+void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                      std::span<const float> x, int64_t ld, int64_t n, int64_t row_begin,
+                      int64_t row_end, HalfPath path) {
+  if (w.kind != BlockKind::bf16 && w.kind != BlockKind::f16) {
+    throw Error(std::string("half_matmat_rows: ") + to_string(w.kind) + " weights");
+  }
+  if (!half_path_available(path)) {
+    throw Error(std::string("half_matmat_rows: this CPU lacks ") + half_path_requirement(path) +
+                " for the " + to_string(path) + " path");
+  }
+  if (row_end <= row_begin || n <= 0) return;
+  // The caller's spans must hold the last vector and the last result.
+  if (static_cast<int64_t>(x.size()) < (n - 1) * ld + w.cols ||
+      static_cast<int64_t>(out.size()) < (n - 1) * out_stride + row_end) {
+    throw Error("half_matmat_rows: buffers smaller than the batch");
+  }
+  switch (path) {
+    case HalfPath::avx512:
+      detail::half_matmat_rows_avx512(out.data(), out_stride, w, x.data(), ld, n, row_begin,
+                                      row_end);
+      return;
+    case HalfPath::avx512_bf16:
+      if (w.kind != BlockKind::bf16) {
+        throw Error("half_matmat_rows: the avx512-bf16 path takes bf16 weights, not F16");
+      }
+      detail::half_matmat_rows_avx512_bf16(out.data(), out_stride, w, x.data(), ld, n, row_begin,
+                                           row_end);
+      return;
+    case HalfPath::portable:
+      break;
+  }
+  // The decode kernel per (64-row tile, vector): each tile (128 KiB of bf16
+  // at 1024 columns) stays in L2 while every vector passes over it.
+  constexpr int64_t kTileRows = 64;
+  const auto cols = static_cast<size_t>(w.cols);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
+    const int64_t r1 = std::min(row_end, r0 + kTileRows);
+    for (int64_t t = 0; t < n; ++t) {
+      blocks_matvec_rows_f32(
+          out.subspan(static_cast<size_t>(t * out_stride + r0), static_cast<size_t>(r1 - r0)), w,
+          x.subspan(static_cast<size_t>(t * ld), cols), r0, r1, Q8Kernel::portable);
+    }
+  }
+}
+
+}  // namespace llama

@@ -1,0 +1,261 @@
+// AVX-512 batch kernels for bf16/f16 weights read in place (prefill):
+// register tiles of R weight rows x T activation vectors, each weight vector
+// loaded (and upcast) once per tile step for the T vectors.
+// - exact: every (row, vector) result is blocks_f32_avx512.cpp's row_bf16 /
+//   row_f16 for that pair, bit for bit: the same 16 f32 lanes per result, the
+//   same fused multiply-adds in the same order (f16: two accumulators over
+//   32-value steps, the tail into the first), the same pairwise horizontal sum.
+// - fast (bf16 only): the vectors are rounded to bf16 pairs once per call and
+//   vdpbf16ps multiplies 32 weight/activation pairs per instruction into 16
+//   f32 lanes (twice the FMA rate).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "half_kernels.hpp"
+#include "llama/kernels/simd_target.hpp"
+#include "llama/uninitialized_array.hpp"
+
+#define LLAMA_TARGET_AVX512_BF16                                                     \
+  __attribute__((                                                                    \
+      target("avx512f,avx512bw,avx512vl,avx512dq,avx512cd,avx512bf16,avx2,fma,f16c," \
+             "bmi,bmi2,lzcnt,movbe,popcnt")))
+
+namespace llama::detail {
+namespace {
+
+// Vectors per register tile, and the rows a tile of weights spans (kept in L2
+// while the batch passes over it).
+constexpr int kVectors = 4;
+constexpr int64_t kTileRows = 64;
+
+// row_bf16/row_f16's horizontal sum, pairwise in this order.
+LLAMA_TARGET_AVX512 inline float hsum(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  for (int w = 8; w > 0; w /= 2) {
+    for (int i = 0; i < w; ++i) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+LLAMA_TARGET_AVX512 inline __mmask16 tail_mask(int64_t left) {
+  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
+}
+
+LLAMA_TARGET_AVX512 inline __m512 bf16_upcast(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// R rows from `w` (row stride w_ld values) x T vectors from `x` (stride ld),
+// n values each, results at out[t * out_ld + r].
+template <int R, int T>
+LLAMA_TARGET_AVX512 void bf16_tile(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
+                                   int64_t n, float* out, int64_t out_ld) {
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) {
+      wv[r] = bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * w_ld + k)));
+    }
+    for (int t = 0; t < T; ++t) {
+      const __m512 xv = _mm512_loadu_ps(x + t * ld + k);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  if (k < n) {
+    const __mmask16 m = tail_mask(n - k);
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) {
+      wv[r] = _mm512_castsi512_ps(_mm512_slli_epi32(
+          _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k)), 16));
+    }
+    for (int t = 0; t < T; ++t) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ld + k);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(acc[r][t]);
+}
+
+template <int R, int T>
+LLAMA_TARGET_AVX512 void f16_tile(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
+                                  int64_t n, float* out, int64_t out_ld) {
+  __m512 a0[R][T], a1[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) a0[r][t] = a1[r][t] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    __m512 w0[R], w1[R];
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* p = w + r * w_ld + k;
+      w0[r] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      w1[r] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
+    }
+    for (int t = 0; t < T; ++t) {
+      const __m512 x0 = _mm512_loadu_ps(x + t * ld + k);
+      const __m512 x1 = _mm512_loadu_ps(x + t * ld + k + 16);
+      for (int r = 0; r < R; ++r) {
+        a0[r][t] = _mm512_fmadd_ps(w0[r], x0, a0[r][t]);
+        a1[r][t] = _mm512_fmadd_ps(w1[r], x1, a1[r][t]);
+      }
+    }
+  }
+  for (; k < n; k += 16) {
+    const __mmask16 m = tail_mask(n - k);
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) {
+      wv[r] = _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k));
+    }
+    for (int t = 0; t < T; ++t) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ld + k);
+      for (int r = 0; r < R; ++r) a0[r][t] = _mm512_fmadd_ps(wv[r], xv, a0[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(_mm512_add_ps(a0[r][t], a1[r][t]));
+}
+
+// Fast: xb holds the vectors as bf16, each padded with zeros to a multiple of
+// 32 values (xb_ld apart); weights past n are masked to zero.
+template <int R, int T>
+LLAMA_TARGET_AVX512_BF16 void bf16_fast_tile(const uint16_t* w, int64_t w_ld, const uint16_t* xb,
+                                             int64_t xb_ld, int64_t n, float* out, int64_t out_ld) {
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    __m512bh wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * w_ld + k);
+    for (int t = 0; t < T; ++t) {
+      const auto xv = (__m512bh)_mm512_loadu_si512(xb + t * xb_ld + k);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv[r], xv);
+    }
+  }
+  if (k < n) {
+    const auto m = static_cast<__mmask32>((1u << (n - k)) - 1);  // n - k < 32
+    __m512bh wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_maskz_loadu_epi16(m, w + r * w_ld + k);
+    for (int t = 0; t < T; ++t) {
+      const auto xv = (__m512bh)_mm512_loadu_si512(xb + t * xb_ld + k);
+      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv[r], xv);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(acc[r][t]);
+}
+
+// One register tile of up to R rows and kVectors vectors, dispatched on the
+// remainders.
+template <template <int, int> class Tile, int R, typename In>
+LLAMA_TARGET_AVX512 void run_vectors(const uint16_t* w, int64_t w_ld, const In* x, int64_t ld,
+                                     int64_t n, int64_t vectors, float* out, int64_t out_ld) {
+  int64_t t = 0;
+  for (; t + kVectors <= vectors; t += kVectors) {
+    Tile<R, kVectors>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
+  }
+  switch (vectors - t) {
+    case 3:
+      Tile<R, 3>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
+      break;
+    case 2:
+      Tile<R, 2>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
+      break;
+    case 1:
+      Tile<R, 1>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
+      break;
+    default:
+      break;
+  }
+}
+
+template <int R, int T>
+struct Bf16Tile {
+  LLAMA_TARGET_AVX512 static void run(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
+                                      int64_t n, float* out, int64_t out_ld) {
+    bf16_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
+  }
+};
+template <int R, int T>
+struct F16Tile {
+  LLAMA_TARGET_AVX512 static void run(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
+                                      int64_t n, float* out, int64_t out_ld) {
+    f16_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
+  }
+};
+template <int R, int T>
+struct Bf16FastTile {
+  LLAMA_TARGET_AVX512_BF16 static void run(const uint16_t* w, int64_t w_ld, const uint16_t* x,
+                                           int64_t ld, int64_t n, float* out, int64_t out_ld) {
+    bf16_fast_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
+  }
+};
+
+// Rows [row_begin, row_end) in tiles of kTileRows; within a tile, every group
+// of kVectors vectors passes over the tile's rows R at a time.
+template <template <int, int> class Tile, int R, typename In>
+LLAMA_TARGET_AVX512 void run_rows(float* out, int64_t out_stride, const BlockMatrix& w, const In* x,
+                                  int64_t ld, int64_t n, int64_t row_begin, int64_t row_end) {
+  const int64_t cols = w.cols;
+  const auto* base = reinterpret_cast<const uint16_t*>(w.bytes.data());
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
+    const int64_t r1 = std::min(row_end, r0 + kTileRows);
+    for (int64_t t = 0; t < n; t += kVectors) {
+      const int64_t vectors = std::min<int64_t>(kVectors, n - t);
+      const In* xt = x + t * ld;
+      float* ot = out + t * out_stride;
+      int64_t r = r0;
+      for (; r + R <= r1; r += R) {
+        run_vectors<Tile, R>(base + r * cols, cols, xt, ld, cols, vectors, ot + r, out_stride);
+      }
+      for (; r < r1; ++r) {
+        run_vectors<Tile, 1>(base + r * cols, cols, xt, ld, cols, vectors, ot + r, out_stride);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LLAMA_TARGET_AVX512_BF16 void round_to_bf16(const float* x, int64_t n, uint16_t* out,
+                                            int64_t padded) {
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + k + 16), _mm512_loadu_ps(x + k));
+    _mm512_storeu_si512(out + k, (__m512i)v);
+  }
+  for (; k < padded; k += 16) {
+    const __mmask16 m = tail_mask(std::max<int64_t>(n - k, 0));
+    const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + k));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), (__m256i)v);
+  }
+}
+
+LLAMA_TARGET_AVX512 void half_matmat_rows_avx512(float* out, int64_t out_stride,
+                                                 const BlockMatrix& w, const float* x, int64_t ld,
+                                                 int64_t n, int64_t row_begin, int64_t row_end) {
+  if (w.kind == BlockKind::bf16) {
+    run_rows<Bf16Tile, 4>(out, out_stride, w, x, ld, n, row_begin, row_end);
+  } else {
+    run_rows<F16Tile, 2>(out, out_stride, w, x, ld, n, row_begin, row_end);
+  }
+}
+
+LLAMA_TARGET_AVX512_BF16 void half_matmat_rows_avx512_bf16(float* out, int64_t out_stride,
+                                                           const BlockMatrix& w, const float* x,
+                                                           int64_t ld, int64_t n, int64_t row_begin,
+                                                           int64_t row_end) {
+  // bf16 [n, padded]: the vectors rounded once for every row of this call.
+  const int64_t padded = (w.cols + 31) / 32 * 32;
+  UninitializedArray<uint16_t> xb(static_cast<size_t>(n * padded));
+  for (int64_t t = 0; t < n; ++t) round_to_bf16(x + t * ld, w.cols, xb.data() + t * padded, padded);
+  run_rows<Bf16FastTile, 4>(out, out_stride, w, xb.data(), padded, n, row_begin, row_end);
+}
+
+}  // namespace llama::detail

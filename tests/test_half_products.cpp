@@ -1,0 +1,204 @@
+// bf16/f16 products read in place (kernels/half_products.hpp, the bf16/f16
+// rows of kernels/products.hpp): every batch path this CPU runs against the
+// portable kernel over odd sizes (rows and columns off every tile, batches
+// 1..70, columns not multiples of 32), each exact path against decode's kernel
+// of the same level bit for bit, the fast path within its stated bound. The
+// output names the paths run and those this CPU lacks (never counted passed).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "llama/error.hpp"
+#include "llama/kernels/block_products.hpp"
+#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/half.hpp"
+#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/products.hpp"
+
+using namespace llama;
+
+namespace {
+
+std::vector<HalfPath> runnable_paths(const std::string& what) {
+  std::vector<HalfPath> out;
+  std::string lacks;
+  for (HalfPath p : kHalfPaths) {
+    if (half_path_available(p)) {
+      out.push_back(p);
+    } else {
+      lacks += std::string(" ") + to_string(p) + " (needs " + half_path_requirement(p) + ")";
+    }
+  }
+  lacks += cpu_features().amx_bf16
+               ? " amx-bf16 (this CPU has AMX-BF16, but no AMX kernel is written)"
+               : " amx-bf16 (no AMX kernel is written, and this CPU lacks AMX-BF16)";
+  std::cout << what << ": paths run:";
+  for (HalfPath p : out) std::cout << ' ' << to_string(p);
+  std::cout << "; not run:" << lacks << "\n";
+  WARN(what << ": not run:" << lacks);
+  return out;
+}
+
+struct Half {
+  std::vector<uint16_t> bits;  // bf16 or f16 [rows, cols]
+  BlockMatrix m;
+};
+
+Half random_half(BlockKind kind, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  Half h;
+  h.bits.resize(static_cast<size_t>(rows * cols));
+  for (uint16_t& b : h.bits) b = kind == BlockKind::bf16 ? f32_to_bf16(d(rng)) : f32_to_f16(d(rng));
+  h.m = {std::as_bytes(std::span(h.bits)), rows, cols, kind};
+  return h;
+}
+
+float value(const Half& h, int64_t r, int64_t c) {
+  const uint16_t b = h.bits[static_cast<size_t>(r * h.m.cols + c)];
+  return h.m.kind == BlockKind::bf16 ? bf16_to_f32(b) : f16_to_f32(b);
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// out [n, rows] for the batch x [n, ld].
+std::vector<float> batch(const Half& h, const std::vector<float>& x, int64_t ld, int64_t n,
+                         HalfPath path) {
+  std::vector<float> out(static_cast<size_t>(n * h.m.rows), -7.0f);
+  half_matmat_rows(out, h.m.rows, h.m, x, ld, n, 0, h.m.rows, path);
+  return out;
+}
+
+constexpr int64_t kRows[] = {1, 3, 5, 17, 67};
+constexpr int64_t kCols[] = {1, 15, 16, 17, 31, 33, 100, 257};
+constexpr int64_t kBatches[] = {1, 2, 3, 4, 5, 7, 16, 31, 64, 70};
+
+}  // namespace
+
+TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", "[half][kernels]") {
+  const std::vector<HalfPath> paths = runnable_paths("half products");
+  for (BlockKind kind : {BlockKind::bf16, BlockKind::f16}) {
+    for (int64_t rows : kRows) {
+      for (int64_t cols : kCols) {
+        const Half h = random_half(kind, rows, cols, static_cast<uint32_t>(rows * 1000 + cols));
+        const int64_t ld = cols + 3;  // vectors not back to back
+        for (int64_t n : kBatches) {
+          INFO(to_string(kind) << " " << rows << "x" << cols << ", batch " << n);
+          const std::vector<float> x = random_floats(static_cast<size_t>(n * ld), 7u + n);
+          const std::vector<float> portable = batch(h, x, ld, n, HalfPath::portable);
+          for (HalfPath path : paths) {
+            if (path == HalfPath::avx512_bf16 && kind != BlockKind::bf16) continue;
+            INFO("path " << to_string(path));
+            const std::vector<float> got = batch(h, x, ld, n, path);
+            const Q8Kernel decode =
+                path == HalfPath::portable ? Q8Kernel::portable : Q8Kernel::avx512_vnni;
+            for (int64_t t = 0; t < n; ++t) {
+              std::vector<float> dec(static_cast<size_t>(rows));
+              blocks_matvec_rows_f32(
+                  dec, h.m,
+                  std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols)), 0,
+                  rows, decode);
+              for (int64_t r = 0; r < rows; ++r) {
+                INFO("row " << r << ", vector " << t);
+                const float g = got[static_cast<size_t>(t * rows + r)];
+                const float p = portable[static_cast<size_t>(t * rows + r)];
+                double mag = 0;  // sum |w_k x_k|
+                for (int64_t k = 0; k < cols; ++k) {
+                  mag += std::fabs(double(value(h, r, k)) * x[static_cast<size_t>(t * ld + k)]);
+                }
+                if (path == HalfPath::avx512_bf16) {
+                  CHECK(std::fabs(double(g) - p) <= std::ldexp(mag, -8) + 1e-6 * mag);
+                } else {
+                  CHECK(g == dec[static_cast<size_t>(r)]);  // decode's bits
+                  CHECK(std::fabs(double(g) - p) <= 1e-6 * mag);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16/f16 batch results do not depend on the row range", "[half][kernels]") {
+  for (HalfPath path : runnable_paths("half products, row ranges")) {
+    const Half h = random_half(BlockKind::bf16, 70, 45, 3);
+    const int64_t n = 9;
+    const std::vector<float> x = random_floats(static_cast<size_t>(n * 45), 4);
+    const std::vector<float> whole = batch(h, x, 45, n, path);
+    std::vector<float> parts(whole.size(), -7.0f);
+    for (int64_t r0 : {0, 5, 13, 64}) {
+      const int64_t r1 = r0 == 0 ? 5 : r0 == 5 ? 13 : r0 == 13 ? 64 : 70;
+      half_matmat_rows(parts, 70, h.m, x, 45, n, r0, r1, path);
+    }
+    INFO(to_string(path));
+    CHECK(parts == whole);
+  }
+}
+
+TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]") {
+  const Q8Kernel kernel = best_q8_kernel();
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    const BlockKind kind = dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
+    const Half h = random_half(kind, 37, 70, 11);
+    const Tensor w = Tensor::view("w", dtype, {37, 70}, std::as_bytes(std::span(h.bits)));
+    INFO(to_string(dtype));
+    CHECK(product_dtypes().contains(dtype));
+    CHECK(input_format(w) == InputFormat{InputKind::f32, 0});
+    const int64_t n = 5;
+    const std::vector<float> x = random_floats(static_cast<size_t>(n * 70), 12);
+    std::vector<float> batched(static_cast<size_t>(n * 37));
+    matmat_rows(batched, 37, w, ProductBatch{x, 70, {}, n}, 0, 37, kernel);
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> one(37);
+      matvec_rows(one, w, ProductInput{std::span(x).subspan(static_cast<size_t>(t * 70), 70), {}},
+                  0, 37, kernel);
+      for (int64_t r = 0; r < 37; ++r) CHECK(batched[static_cast<size_t>(t * 37 + r)] == one[r]);
+    }
+    // fast: bf16 within the bound of numerics.hpp (f16 stays exact).
+    ProductBatch fast{x, 70, {}, n};
+    fast.numerics = Numerics::fast;
+    std::vector<float> approx(batched.size());
+    matmat_rows(approx, 37, w, fast, 0, 37, kernel);
+    for (size_t i = 0; i < approx.size(); ++i) {
+      // 2^-8 sum |w x| with |w| <= 1, |x| <= 2 over 70 terms.
+      CHECK(std::fabs(approx[i] - batched[i]) <= std::ldexp(140.0, -8));
+    }
+    const std::string d = describe_products(w, kernel, Numerics::fast);
+    CHECK_THAT(d, Catch::Contains("read in place") && Catch::Contains("decode") &&
+                      Catch::Contains("prefill"));
+  }
+}
+
+TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]") {
+  const Half f16 = random_half(BlockKind::f16, 4, 32, 1);
+  const std::vector<float> x(64, 1.0f);
+  std::vector<float> out(8);
+  if (half_path_available(HalfPath::avx512_bf16)) {
+    CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::avx512_bf16),
+                      Catch::Contains("takes bf16 weights"));
+  } else {
+    WARN("this CPU lacks AVX512-BF16: the refusal of an unavailable path is what is tested");
+    CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::avx512_bf16),
+                      Catch::Contains("this CPU lacks AVX512-BF16"));
+  }
+  const Half bf16 = random_half(BlockKind::bf16, 4, 32, 1);
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16.m, x, 32, 3, 0, 4, HalfPath::portable),
+                    Catch::Contains("smaller than the batch"));
+  CHECK(half_batch_path(BlockKind::f16, Q8Kernel::avx512_vnni, Numerics::fast) !=
+        HalfPath::avx512_bf16);
+  CHECK(half_batch_path(BlockKind::bf16, Q8Kernel::portable, Numerics::fast) == HalfPath::portable);
+  CHECK(parse_numerics("fast", "--numerics") == Numerics::fast);
+  CHECK_THROWS_WITH(parse_numerics("quick", "--numerics"),
+                    Catch::Contains("--numerics: unknown numerics policy 'quick'"));
+}
