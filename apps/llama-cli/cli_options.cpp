@@ -5,6 +5,7 @@
 
 #include "backend_flags.hpp"
 #include "command_line.hpp"
+#include "numerics_flag.hpp"
 
 namespace po = boost::program_options;
 
@@ -37,6 +38,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       "explain", "prepare the backend and print what it built, then exit")(
       "version", "print version and BLAS information")("help,h", "show this help");
   add_backend_flags(desc, o.plugins);
+  std::string numerics;
+  add_numerics_flag(desc, numerics);
 
   o.help_text = cli::help_text(desc);
   po::variables_map vm = cli::parse_command_line(desc, args);
@@ -98,6 +101,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   o.steps = g.steps;
   o.seed = g.seed;
   o.threads = g.threads;
+  o.numerics = parse_numerics_flag(numerics);
   return o;
 }
 

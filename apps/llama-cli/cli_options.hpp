@@ -8,6 +8,7 @@
 
 #include "control_flags.hpp"
 #include "generation_flags.hpp"  // UsageError
+#include "llama/numerics.hpp"
 
 namespace llama::cli {
 
@@ -25,8 +26,9 @@ struct CliOptions {
   std::string prompt;
   std::optional<uint64_t> seed;  // unset or 0: the time, as run.c
   std::string backend = "blas";
-  std::vector<std::string> plugins;  // --plugin FILE, in order
-  int threads = 0;                   // 0: every core
+  std::vector<std::string> plugins;     // --plugin FILE, in order
+  int threads = 0;                      // 0: every core
+  Numerics numerics = Numerics::exact;  // --numerics
   OutputFormat format = OutputFormat::text;
   Mode mode = Mode::generate;
   bool prompt_given = false;  // chat: -p is the first user message, else read from stdin

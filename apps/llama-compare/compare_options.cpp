@@ -4,6 +4,7 @@
 
 #include "backend_flags.hpp"
 #include "command_line.hpp"
+#include "numerics_flag.hpp"
 
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -34,7 +35,7 @@ std::vector<std::string> split_backends(const std::string& list) {
 CompareOptions parse_compare(const std::vector<std::string>& args) {
   CompareOptions o;
   cli::GenerationFlagParser generation;
-  std::string backends, format = "text";
+  std::string backends, format = "text", numerics = "exact";
 
   po::options_description desc(
       "Usage: llama-compare -c CHECKPOINT -b BASELINE,OTHER[,...] [options]\n"
@@ -47,8 +48,12 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
                      "(required)")(
       "tolerance", po::value(&o.tolerance)->value_name("NUM"),
       "largest allowed logit difference relative to the largest |logit| (default 1e-4)")(
-      "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
-      "version", "print the version and exit")("help,h", "show this help");
+      "numerics", po::value(&numerics)->value_name("exact|fast|LIST"),
+      "numerics policy of every backend, or a comma-separated list with one per backend: "
+      "-b graph,graph --numerics exact,fast reports fast's difference from exact (default "
+      "exact)")("format", po::value(&format)->value_name("text|json"),
+                "output format (default text)")("version", "print the version and exit")(
+      "help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
   o.help_text = cli::help_text(desc);
   po::variables_map vm = cli::parse_command_line(desc, args);
@@ -62,6 +67,16 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
   o.run = generation.finish(vm);
   if (!vm.count("backend")) throw cli::UsageError("--backend: required (-b BASELINE,OTHER)");
   o.backends = split_backends(backends);
+  {
+    std::istringstream in(numerics);
+    std::string one;
+    while (std::getline(in, one, ',')) o.numerics.push_back(cli::parse_numerics_flag(one));
+    if (o.numerics.size() == 1) o.numerics.resize(o.backends.size(), o.numerics.front());
+    if (o.numerics.size() != o.backends.size()) {
+      throw cli::UsageError("--numerics: " + std::to_string(o.numerics.size()) + " policies for " +
+                            std::to_string(o.backends.size()) + " backends in '" + numerics + "'");
+    }
+  }
   if (!std::isfinite(o.tolerance) || o.tolerance < 0) {
     throw cli::UsageError("--tolerance: must be a finite number >= 0, got " +
                           std::to_string(o.tolerance));

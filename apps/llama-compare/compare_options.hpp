@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "generation_flags.hpp"
+#include "llama/numerics.hpp"
 
 namespace llama::compare {
 
@@ -17,6 +18,7 @@ struct CompareOptions {
   std::vector<std::string> plugins;   // --plugin FILE, in order
   cli::GenerationFlags run;           // checkpoint, tokenizer, prompt, sampling, steps, threads
   std::vector<std::string> backends;  // specs; the first is the baseline
+  std::vector<Numerics> numerics;     // one per backend (--numerics: one for all, or a list)
   double tolerance = 1e-4;            // on the relative logit difference
   OutputFormat format = OutputFormat::text;
   std::string help_text;

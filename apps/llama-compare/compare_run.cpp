@@ -4,6 +4,7 @@
 #include "backend_flags.hpp"
 #include "error_report.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <memory>
 
@@ -34,8 +35,9 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   bo.threads = o.run.threads;
   std::vector<std::unique_ptr<InferenceBackend>> owned;
   try {
-    for (const std::string& spec : o.backends) {
-      owned.push_back(BackendRegistry::instance().create(spec, bo));
+    for (size_t i = 0; i < o.backends.size(); ++i) {
+      bo.numerics = o.numerics[i];
+      owned.push_back(BackendRegistry::instance().create(o.backends[i], bo));
     }
   } catch (const Error& e) {
     throw cli::UsageError(std::string("--backend: ") + e.what());
@@ -57,7 +59,15 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   s.eos = stopping.eos;
   s.stop_at_bos = stopping.stop_at_bos;
 
-  const Comparison c = compare_backends(backends, ck.model(), tok, s);
+  Comparison c = compare_backends(backends, ck.model(), tok, s);
+  // With policies that differ, every name says its own (graph (fast numerics)).
+  if (std::any_of(o.numerics.begin(), o.numerics.end(),
+                  [&](Numerics n) { return n != o.numerics.front(); })) {
+    const auto label = [](Numerics n) { return std::string(" (") + to_string(n) + " numerics)"; };
+    c.baseline += label(o.numerics.front());
+    for (size_t i = 0; i < c.backends.size(); ++i)
+      c.backends[i].backend += label(o.numerics[i + 1]);
+  }
   if (o.format == OutputFormat::json)
     write_json(c, o.tolerance, s.seed, out);
   else

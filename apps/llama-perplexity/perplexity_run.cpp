@@ -18,6 +18,7 @@
 #include "llama/registry.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "numerics_flag.hpp"
 #include "opened_checkpoint.hpp"
 #include "usage_error.hpp"
 
@@ -40,6 +41,8 @@ struct Options {
   bool show_version = false;
   bool list_backends = false;
   std::vector<std::string> plugins;  // --plugin FILE, in order
+  std::string numerics = "exact";    // --numerics
+  Numerics policy = Numerics::exact;
 };
 
 Options parse(const std::vector<std::string>& args) {
@@ -62,6 +65,7 @@ Options parse(const std::vector<std::string>& args) {
       "format", po::value(&format)->value_name("text|json"), "output format (default text)")(
       "version", "print the version and exit")("help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
+  cli::add_numerics_flag(desc, o.numerics);
   o.help = cli::help_text(desc);
   po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
@@ -80,6 +84,7 @@ Options parse(const std::vector<std::string>& args) {
     throw cli::UsageError("--threads: must be in [1, 1024], got " + std::to_string(o.threads));
   }
   if (o.backend.empty()) throw cli::UsageError("--backend: must not be empty");
+  o.policy = cli::parse_numerics_flag(o.numerics);
   if (format == "text")
     o.format = Format::text;
   else if (format == "json")
@@ -149,6 +154,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
       tok->encode(text, {.add_special = true, .parse_special = false});
   BackendOptions bo;
   bo.threads = static_cast<int>(o.threads);
+  bo.numerics = o.policy;
   auto backend = BackendRegistry::instance().create(o.backend, bo);
   backend->prepare(ck.model());
   PerplexityOptions po_;

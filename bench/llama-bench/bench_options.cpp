@@ -3,6 +3,7 @@
 #include "bench_options.hpp"
 
 #include "backend_flags.hpp"
+#include "numerics_flag.hpp"
 #include "usage_message.hpp"
 
 #include <boost/program_options.hpp>
@@ -86,6 +87,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       "matrix size for the sgemm roofline (default 2048)")("version", "print the version and exit")(
       "help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
+  cli::add_numerics_flag(desc, o.numerics);
   po::options_description hidden;
   hidden.add_options()("run-config", "child mode: run one configuration, print JSON");
   po::options_description all;
@@ -146,6 +148,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   else
     throw BenchUsageError("--format: must be md, json or csv, got '" + format + "'");
   if (vm.count("plot") && o.plot_path.empty()) throw BenchUsageError("--plot: empty path");
+  try {
+    cli::parse_numerics_flag(o.numerics);
+  } catch (const cli::UsageError& e) {
+    throw BenchUsageError(e.what());  // exit 2 as every bad flag of llama-bench
+  }
 
   if (o.action == BenchAction::child &&
       (o.checkpoints.size() != 1 || o.backends.size() != 1 || o.threads.size() != 1)) {
@@ -172,7 +179,9 @@ std::vector<std::string> child_arguments(const BenchOptions& o, const std::strin
                                    "-r",
                                    std::to_string(o.repetitions),
                                    "--warmup",
-                                   std::to_string(o.warmup)};
+                                   std::to_string(o.warmup),
+                                   "--numerics",
+                                   o.numerics};
   for (const std::string& plugin : o.plugins) {
     args.push_back("--plugin");
     args.push_back(plugin);

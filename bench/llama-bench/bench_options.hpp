@@ -25,10 +25,11 @@ struct BenchOptions {
   int64_t repetitions = 5;           // -r: measured repetitions after the warm-up
   int64_t warmup = 1;                // untimed repetitions first
   ReportFormat format = ReportFormat::md;
-  std::string plot_path;         // empty: no plot
-  std::string from_json;         // render: a saved --format json report
-  int64_t bandwidth_mib = 1024;  // read-bandwidth buffer; >= several times the LLC
-  int64_t sgemm_n = 2048;        // sgemm roofline: n x n x n product
+  std::string plot_path;           // empty: no plot
+  std::string from_json;           // render: a saved --format json report
+  int64_t bandwidth_mib = 1024;    // read-bandwidth buffer; >= several times the LLC
+  int64_t sgemm_n = 2048;          // sgemm roofline: n x n x n product
+  std::string numerics = "exact";  // --numerics, for every configuration (children get it)
   std::string help_text;
 };
 

@@ -50,8 +50,8 @@ std::string cpu_model() {
 }
 
 int run_child(const BenchOptions& o, std::ostream& out) {
-  RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0],  o.prompt_tokens,
-               o.decode_tokens,  o.depth,       o.repetitions, o.warmup};
+  RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0], o.prompt_tokens, o.decode_tokens,
+               o.depth,          o.repetitions, o.warmup,     o.numerics};
   try {
     cli::load_plugins(o.plugins);
     out << run_configuration(spec).dump() << "\n";

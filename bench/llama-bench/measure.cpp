@@ -124,6 +124,7 @@ nlohmann::json run_configuration(const RunSpec& spec) {
   }
   BackendOptions options;
   options.threads = spec.threads;
+  options.numerics = parse_numerics(spec.numerics, "--numerics");
   auto backend = BackendRegistry::instance().create(spec.backend, options);
   backend->prepare(ck.model());
   const double load_ms = ms_since(t0);

@@ -17,6 +17,7 @@ struct RunSpec {
   int64_t depth = 0;  // 0: no decode at depth
   int64_t repetitions = 1;
   int64_t warmup = 1;
+  std::string numerics = "exact";  // BackendOptions::numerics (checked by the parent)
 };
 
 // Loads, prepares and runs `spec`: per repetition one prefill of

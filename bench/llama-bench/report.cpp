@@ -94,7 +94,8 @@ json settings_json(const BenchOptions& o) {
           {"decode_tokens", o.decode_tokens},
           {"depth", o.depth},
           {"repetitions", o.repetitions},
-          {"warmup", o.warmup}};
+          {"warmup", o.warmup},
+          {"numerics", o.numerics}};
 }
 
 json model_json(const std::string& path, const Model& model, const ModelCost& cost) {
