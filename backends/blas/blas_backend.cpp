@@ -175,9 +175,12 @@ std::string BlasBackend::describe() const {
   if (!prepared_) return s.str();
   s << "  model: " << config_.to_string() << "\n"
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
-    << to_string(simd_level()) << " kernels\n";
+    << to_string(simd_level()) << " kernels\n"
+    << "  numerics: " << to_string(numerics_)
+    << (numerics_ == Numerics::fast ? " (bf16 prefill products may round activations to bf16)\n"
+                                    : " (bf16/f16 weights upcast exactly, f32 math)\n");
   if (classifier_.core()) {
-    s << "  products: " << describe_products(classifier_.tensor, kernel_)
+    s << "  products: " << describe_products(classifier_.tensor, kernel_, numerics_)
       << " (the core's kernels, rows split over threads) in place of sgemv\n";
   } else {
     s << "  products: f32 sgemv / sgemm, weights read in place from the mapping\n";

@@ -25,7 +25,10 @@ std::string GraphBackend::describe() const {
   const LayerCopy& first = copies_.layer(0);
   s << "  model: " << c.to_string() << "\n"
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
-    << to_string(simd_level()) << " kernels\n";
+    << to_string(simd_level()) << " kernels\n"
+    << "  numerics: " << to_string(numerics_)
+    << (numerics_ == Numerics::fast ? " (bf16 prefill products may round activations to bf16)\n"
+                                    : " (bf16/f16 weights upcast exactly, f32 math)\n");
   s << "  weights: copied into huge pages (" << std::fixed << std::setprecision(1)
     << mib(copies_.f32_bytes()) << " MiB f32, " << mib(copies_.typed_bytes())
     << " MiB in their own dtype); " << mib(released_bytes_)
@@ -44,7 +47,7 @@ std::string GraphBackend::describe() const {
   const MatrixCopy& typed = first.wq.typed() ? first.wq : cls;
   if (typed.typed()) {
     const Q8Kernel kernel = decode_.classifier.instructions.back().q8_kernel;
-    s << "  matvec_typed: " << describe_products(typed.tensor, kernel, Numerics::exact)
+    s << "  matvec_typed: " << describe_products(typed.tensor, kernel, numerics_)
       << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
          " threads\n";
   }
