@@ -29,6 +29,10 @@ namespace {
 // while the batch passes over it).
 constexpr int kVectors = 4;
 constexpr int64_t kTileRows = 64;
+// The masked (maskz, all lanes) forms of the shift and widening intrinsics:
+// GCC 12 warns that the plain forms' undefined source "may be used
+// uninitialized" (as in blocks_f32_avx512.cpp).
+constexpr __mmask16 kAll = 0xffff;
 
 // row_bf16/row_f16's horizontal sum, pairwise in this order.
 LLAMA_TARGET_AVX512 inline float hsum(__m512 v) {
@@ -45,7 +49,8 @@ LLAMA_TARGET_AVX512 inline __mmask16 tail_mask(int64_t left) {
 }
 
 LLAMA_TARGET_AVX512 inline __m512 bf16_upcast(__m256i h) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
 }
 
 // R rows from `w` (row stride w_ld values) x T vectors from `x` (stride ld),
@@ -71,8 +76,8 @@ LLAMA_TARGET_AVX512 void bf16_tile(const uint16_t* w, int64_t w_ld, const float*
     const __mmask16 m = tail_mask(n - k);
     __m512 wv[R];
     for (int r = 0; r < R; ++r) {
-      wv[r] = _mm512_castsi512_ps(_mm512_slli_epi32(
-          _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k)), 16));
+      wv[r] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
+          kAll, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k)), 16));
     }
     for (int t = 0; t < T; ++t) {
       const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ld + k);
@@ -94,8 +99,9 @@ LLAMA_TARGET_AVX512 void f16_tile(const uint16_t* w, int64_t w_ld, const float* 
     __m512 w0[R], w1[R];
     for (int r = 0; r < R; ++r) {
       const uint16_t* p = w + r * w_ld + k;
-      w0[r] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-      w1[r] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
+      w0[r] = _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      w1[r] =
+          _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
     }
     for (int t = 0; t < T; ++t) {
       const __m512 x0 = _mm512_loadu_ps(x + t * ld + k);
