@@ -76,7 +76,7 @@ TEST_CASE("fast numerics: decode as exact's, prefill within bf16 rounding", "[nu
   }
 }
 
-TEST_CASE("--numerics in the apps: a bad value is one line and exit 2", "[numerics][cli]") {
+TEST_CASE("the apps' numerics flag: a bad value is one line and exit 2", "[numerics][cli]") {
   const auto r = test::run_llama_cli(
       {"-c", test::model_path("hf/stories1M-bf16"), "-p", "Hi", "--numerics", "quick"});
   CHECK(r.exit_code == 2);
@@ -88,7 +88,7 @@ TEST_CASE("--numerics in the apps: a bad value is one line and exit 2", "[numeri
   CHECK_THAT(err.str(), Contains("--numerics: 3 policies for 2 backends"));
 }
 
-TEST_CASE("llama-compare reports fast against exact; --explain names the kernels",
+TEST_CASE("llama-compare reports fast against exact, and explain names the kernels",
           "[numerics][cli]") {
   std::ostringstream out, err;
   const int code = compare::run_compare(
