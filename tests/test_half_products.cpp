@@ -101,12 +101,17 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             const std::vector<float> got = batch(h, x, ld, n, path);
             const Q8Kernel decode =
                 path == HalfPath::portable ? Q8Kernel::portable : Q8Kernel::avx512_vnni;
+            // Decode's AVX-512 block kernels run where the CPU has VNNI too.
+            const bool same_bits = path == HalfPath::portable ||
+                                   (path == HalfPath::avx512 && q8_kernel_available(decode));
             for (int64_t t = 0; t < n; ++t) {
               std::vector<float> dec(static_cast<size_t>(rows));
-              blocks_matvec_rows_f32(
-                  dec, h.m,
-                  std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols)), 0,
-                  rows, decode);
+              if (same_bits) {
+                blocks_matvec_rows_f32(
+                    dec, h.m,
+                    std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols)), 0,
+                    rows, decode);
+              }
               for (int64_t r = 0; r < rows; ++r) {
                 INFO("row " << r << ", vector " << t);
                 const float g = got[static_cast<size_t>(t * rows + r)];
@@ -118,7 +123,7 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
                 if (path == HalfPath::avx512_bf16) {
                   CHECK(std::fabs(double(g) - p) <= std::ldexp(mag, -8) + 1e-6 * mag);
                 } else {
-                  CHECK(g == dec[static_cast<size_t>(r)]);  // decode's bits
+                  if (same_bits) CHECK(g == dec[static_cast<size_t>(r)]);  // decode's bits
                   CHECK(std::fabs(double(g) - p) <= 1e-6 * mag);
                 }
               }
