@@ -107,10 +107,17 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             for (int64_t t = 0; t < n; ++t) {
               std::vector<float> dec(static_cast<size_t>(rows));
               if (same_bits) {
-                blocks_matvec_rows_f32(
-                    dec, h.m,
-                    std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols)), 0,
-                    rows, decode);
+                const auto xt =
+                    std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols));
+                blocks_matvec_rows_f32(dec, h.m, xt, 0, rows, decode);
+                // The 4-row decode kernel: the same bits, over a split row range.
+                std::vector<float> four(static_cast<size_t>(rows));
+                const int64_t mid = rows / 2;
+                half_matvec_rows(std::span(four).first(static_cast<size_t>(mid)), h.m, xt, 0, mid,
+                                 decode);
+                half_matvec_rows(std::span(four).subspan(static_cast<size_t>(mid)), h.m, xt, mid,
+                                 rows, decode);
+                CHECK(four == dec);
               }
               for (int64_t r = 0; r < rows; ++r) {
                 INFO("row " << r << ", vector " << t);

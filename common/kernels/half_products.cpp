@@ -71,6 +71,23 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
   return why + ")";
 }
 
+void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
+                      int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  if (w.kind != BlockKind::bf16 && w.kind != BlockKind::f16) {
+    throw Error(std::string("half_matvec_rows: ") + to_string(w.kind) + " weights");
+  }
+  if (kernel != Q8Kernel::avx512_vnni || !half_path_available(HalfPath::avx512)) {
+    blocks_matvec_rows_f32(out, w, x, row_begin, row_end, kernel);
+    return;
+  }
+  if (row_end <= row_begin) return;
+  if (static_cast<int64_t>(x.size()) < w.cols ||
+      static_cast<int64_t>(out.size()) < row_end - row_begin) {
+    throw Error("half_matvec_rows: buffers smaller than the product");
+  }
+  detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
+}
+
 void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                       std::span<const float> x, int64_t ld, int64_t n, int64_t row_begin,
                       int64_t row_end, HalfPath path) {

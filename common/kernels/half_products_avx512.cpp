@@ -157,6 +157,72 @@ LLAMA_TARGET_AVX512_BF16 void bf16_fast_tile(const uint16_t* w, int64_t w_ld, co
     for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(acc[r][t]);
 }
 
+// Decode: rows [row_begin, row_end) of W x into out[r - row_begin], R rows at a
+// time so each 16 values of x are loaded once for R rows and R independent
+// FMA chains overlap; the next R rows are prefetched a cache line per row
+// every 32 values (R interleaved row streams defeat the hardware prefetcher).
+// Per row the same lanes and order as the tiles above (row_bf16/row_f16's).
+template <int R>
+LLAMA_TARGET_AVX512 void bf16_rows(const uint16_t* w, int64_t cols, const float* x, float* out) {
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const uint16_t* next = w + R * cols;
+  int64_t k = 0;
+  for (; k + 32 <= cols; k += 32) {
+    for (int r = 0; r < R; ++r)
+      _mm_prefetch(reinterpret_cast<const char*>(next + r * cols + k), _MM_HINT_T0);
+    const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* p = w + r * cols + k;
+      acc[r] = _mm512_fmadd_ps(bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
+                               x0, acc[r]);
+      acc[r] = _mm512_fmadd_ps(
+          bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))), x1, acc[r]);
+    }
+  }
+  for (; k < cols; k += 16) {
+    const __mmask16 m = tail_mask(cols - k);
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+    for (int r = 0; r < R; ++r) {
+      const __m512 wv = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
+          kAll, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * cols + k)), 16));
+      acc[r] = _mm512_fmadd_ps(wv, xv, acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]);
+}
+
+template <int R>
+LLAMA_TARGET_AVX512 void f16_rows(const uint16_t* w, int64_t cols, const float* x, float* out) {
+  __m512 a0[R], a1[R];
+  for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
+  const uint16_t* next = w + R * cols;
+  int64_t k = 0;
+  for (; k + 32 <= cols; k += 32) {
+    for (int r = 0; r < R; ++r)
+      _mm_prefetch(reinterpret_cast<const char*>(next + r * cols + k), _MM_HINT_T0);
+    const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
+    for (int r = 0; r < R; ++r) {
+      const uint16_t* p = w + r * cols + k;
+      a0[r] = _mm512_fmadd_ps(
+          _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), x0,
+          a0[r]);
+      a1[r] = _mm512_fmadd_ps(
+          _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))),
+          x1, a1[r]);
+    }
+  }
+  for (; k < cols; k += 16) {
+    const __mmask16 m = tail_mask(cols - k);
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+    for (int r = 0; r < R; ++r) {
+      a0[r] = _mm512_fmadd_ps(
+          _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, w + r * cols + k)), xv, a0[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hsum(_mm512_add_ps(a0[r], a1[r]));
+}
+
 // One register tile of up to R rows and kVectors vectors, dispatched on the
 // remainders.
 template <template <int, int> class Tile, int R, typename In>
@@ -240,6 +306,26 @@ LLAMA_TARGET_AVX512_BF16 void round_to_bf16(const float* x, int64_t n, uint16_t*
     const __mmask16 m = tail_mask(std::max<int64_t>(n - k, 0));
     const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + k));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), (__m256i)v);
+  }
+}
+
+LLAMA_TARGET_AVX512 void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x,
+                                                 int64_t row_begin, int64_t row_end) {
+  constexpr int R = 4;
+  const int64_t cols = w.cols;
+  const auto* base = reinterpret_cast<const uint16_t*>(w.bytes.data());
+  const bool bf16 = w.kind == BlockKind::bf16;
+  int64_t r = row_begin;
+  // Prefetches past the matrix's end are hints to addresses never read: no fault.
+  for (; r + R <= row_end; r += R) {
+    float* o = out + (r - row_begin);
+    const uint16_t* rows = base + r * cols;
+    bf16 ? bf16_rows<R>(rows, cols, x, o) : f16_rows<R>(rows, cols, x, o);
+  }
+  for (; r < row_end; ++r) {
+    const uint16_t* row = base + r * cols;
+    float* o = out + (r - row_begin);
+    bf16 ? bf16_rows<1>(row, cols, x, o) : f16_rows<1>(row, cols, x, o);
   }
 }
 

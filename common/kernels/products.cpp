@@ -97,9 +97,11 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      return;
     case DType::bf16:
     case DType::f16:
-      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      half_matvec_rows(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
       return;
     default:
       no_kernels(w);

@@ -1,8 +1,9 @@
-// Matrix-matrix products (prefill) with bf16 and f16 weights read in place:
-// the batch rows of the core's product table for DType::bf16 / f16
-// (kernels/products.hpp). Decode's matrix-vector products for them are the
-// block kernels' (kernels/block_products.hpp blocks_matvec_rows_f32: upcast in
-// registers, f32 sums), and so is the definition every exact path here keeps.
+// Products with bf16 and f16 weights read in place: the rows of the core's
+// product table for DType::bf16 / f16 (kernels/products.hpp). The definition
+// every exact path keeps is the block kernels' (kernels/block_products.hpp
+// blocks_matvec_rows_f32: upcast in registers, 16 f32 lanes, a pairwise sum);
+// decode runs it 4 rows at a time (half_matvec_rows), prefill in register
+// tiles of rows x vectors (half_matmat_rows).
 //
 // Paths, by numerics policy (llama/numerics.hpp) and CPU:
 // - exact, portable: blocks_matvec_rows_f32(Q8Kernel::portable) per vector,
@@ -45,6 +46,13 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
 // Why half_batch_path chose what it did, for --explain: "avx512-bf16 (fast
 // numerics; the CPU has AVX512-BF16)", "avx512-f32 (exact numerics)", ...
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
+
+// Decode: out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
+// `kernel` avx512_vnni: 4 rows at a time sharing each load of x, the next 4
+// prefetched (AVX-512 F/BW/VL), each result blocks_matvec_rows_f32's with that
+// kernel bit for bit; portable: blocks_matvec_rows_f32's portable loop.
+void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
+                      int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 
 // out[t * out_stride + r] = row r of W . x_t for rows [row_begin, row_end)
 // and the n vectors x_t = x[t * ld, t * ld + cols) (f32), W bf16 or f16
