@@ -8,6 +8,7 @@
 // their last bits may too.
 #include "llama/kernels/math.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "llama/kernels/cpu_features.hpp"
@@ -73,13 +74,24 @@ LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys
                                      std::span<float> scores, std::span<float> out) {
   const auto head_size = static_cast<int64_t>(q.size());
   const float scale = std::sqrt(static_cast<float>(head_size));
+  // Rows 16 positions ahead are asked for: a head's rows are kv_dim floats
+  // apart, which the hardware prefetchers follow badly, and at depth decode
+  // attention waited on memory (110M at position 900: 66 MB of cache a token).
+  constexpr int64_t ahead = 16;
+  const auto prefetch = [&](const float* rows, int64_t t) {
+    if (t >= n_pos) return;
+    for (int64_t i = 0; i < head_size; i += 16) __builtin_prefetch(rows + t * stride + i);
+  };
   for (int64_t t = 0; t < n_pos; ++t) {
+    prefetch(keys, t + ahead);
     scores[t] = dot_body<Fma>(q.data(), keys + t * stride, head_size) / scale;
   }
+  for (int64_t t = 0; t < std::min(n_pos, ahead); ++t) prefetch(values, t);
   softmax(scores.first(static_cast<size_t>(n_pos)));
   float* o = out.data();
   for (int64_t i = 0; i < head_size; ++i) o[i] = 0.0f;
   for (int64_t t = 0; t < n_pos; ++t) {
+    prefetch(values, t + ahead);
     const float a = scores[t];
     const float* v = values + t * stride;
 #pragma omp simd
