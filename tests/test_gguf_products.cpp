@@ -184,33 +184,36 @@ TEST_CASE("block products: Q8_0 VNNI kernel equals the portable one bit for bit"
 
 TEST_CASE("block products: the Q8_0 batch equals one vector at a time bit for bit",
           "[gguf][kernels]") {
-  for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-    if (!llama::q8_kernel_available(kernel)) continue;
-    INFO(llama::to_string(kernel));
-    const int64_t rows = 600, cols = 1024, tokens = 21;  // rows span three 256-row tiles
-    const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, 9);
-    const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
-    std::vector<int8_t> values(tokens * cols);
-    std::vector<float> scales(tokens * cols / 32);
-    for (int64_t t = 0; t < tokens; ++t) {
-      llama::quantize_activations_q8_0_blocks(random_vector(cols, static_cast<uint32_t>(100 + t)),
-                                              std::span(values).subspan(t * cols, cols),
-                                              std::span(scales).subspan(t * cols / 32, cols / 32));
+  // Rows of whole 16-block steps and of steps plus a tail.
+  for (const int64_t cols : {1024, 1056})
+    for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+      if (!llama::q8_kernel_available(kernel)) continue;
+      INFO(llama::to_string(kernel) << " cols " << cols);
+      const int64_t rows = 600, tokens = 21;  // rows span three 256-row tiles
+      const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, 9);
+      const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
+      std::vector<int8_t> values(tokens * cols);
+      std::vector<float> scales(tokens * cols / 32);
+      for (int64_t t = 0; t < tokens; ++t) {
+        llama::quantize_activations_q8_0_blocks(
+            random_vector(cols, static_cast<uint32_t>(100 + t)),
+            std::span(values).subspan(t * cols, cols),
+            std::span(scales).subspan(t * cols / 32, cols / 32));
+      }
+      const int64_t r0 = 5, r1 = 599;
+      std::vector<float> batch(tokens * rows, -1.0f);
+      llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
+      for (int64_t t = 0; t < tokens; ++t) {
+        const std::span<const int8_t> xv = std::span(values).subspan(t * cols, cols);
+        const std::span<const float> xs = std::span(scales).subspan(t * cols / 32, cols / 32);
+        const llama::Q8View xt(xv, xs, 32);
+        std::vector<float> one(r1 - r0);
+        llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, kernel);
+        REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
+        CHECK(batch[t * rows + r0 - 1] == -1.0f);  // rows outside the range untouched
+        CHECK(batch[t * rows + r1] == -1.0f);
+      }
     }
-    const int64_t r0 = 5, r1 = 599;
-    std::vector<float> batch(tokens * rows, -1.0f);
-    llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
-    for (int64_t t = 0; t < tokens; ++t) {
-      const std::span<const int8_t> xv = std::span(values).subspan(t * cols, cols);
-      const std::span<const float> xs = std::span(scales).subspan(t * cols / 32, cols / 32);
-      const llama::Q8View xt(xv, xs, 32);
-      std::vector<float> one(r1 - r0);
-      llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, kernel);
-      REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
-      CHECK(batch[t * rows + r0 - 1] == -1.0f);  // rows outside the range untouched
-      CHECK(batch[t * rows + r1] == -1.0f);
-    }
-  }
 }
 
 TEST_CASE("block products: malformed matrices are refused", "[gguf][kernels]") {

@@ -162,6 +162,22 @@ float q8_0_row_dot_portable(const std::byte* row, const Q8View& x, int64_t block
   return val;
 }
 
+// Rows [row_begin, row_begin + n) of Q8_0 blocks into values (i8 [n, cols])
+// and scales (f32 [n, cols / 32]).
+void unpack_q8_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
+                      float* scales) {
+  const int64_t blocks = w.cols / kQK;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::byte* row = w.row(row_begin + i);
+    for (int64_t b = 0; b < blocks; ++b) {
+      BlockQ8_0 blk;
+      std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
+      std::memcpy(values + i * w.cols + b * kQK, blk.qs, kQK);
+      scales[i * blocks + b] = f16_to_f32(blk.d);
+    }
+  }
+}
+
 // The AVX-512 kernels run where the caller asked for them (Q8Kernel::avx512_vnni,
 // which best_q8_kernel() gives only when the CPU has them and LLAMA_CPU_LEVEL
 // allows avx512); asking on a CPU without them is a bug, not a fallback.
@@ -217,14 +233,10 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   std::vector<float> scales(static_cast<size_t>(tile * blocks));   // f32 [tile, blocks]
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
     const int64_t n = std::min(tile, row_end - r0);
-    for (int64_t i = 0; i < n; ++i) {
-      const std::byte* row = w.row(r0 + i);
-      for (int64_t b = 0; b < blocks; ++b) {
-        BlockQ8_0 blk;
-        std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
-        std::memcpy(values.data() + i * w.cols + b * kQK, blk.qs, kQK);
-        scales[static_cast<size_t>(i * blocks + b)] = f16_to_f32(blk.d);
-      }
+    if (avx512_kernels(kernel)) {
+      detail::unpack_q8_0_rows_vnni(w, r0, n, values.data(), scales.data());
+    } else {
+      unpack_q8_0_rows(w, r0, n, values.data(), scales.data());
     }
     const QuantizedTensor tile{{values.data(), static_cast<size_t>(n * w.cols)},
                                {scales.data(), static_cast<size_t>(n * blocks)},

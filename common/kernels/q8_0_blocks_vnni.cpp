@@ -172,6 +172,30 @@ LLAMA_BLOCKS_VNNI void row_dot2_vnni(const std::byte* w0, const std::byte* w1, c
 
 }  // namespace
 
+LLAMA_BLOCKS_VNNI void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n,
+                                             int8_t* values, float* scales) {
+  const int64_t blocks = w.cols / 32;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::byte* row = w.row(row_begin + i);
+    int8_t* v = values + i * w.cols;
+    float* s = scales + i * blocks;
+    int64_t b = 0;
+    for (; b + kStep <= blocks; b += kStep) {
+      _mm512_storeu_ps(s + b, scales16(row + b * 34));
+      for (int64_t j = b; j < b + kStep; ++j) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + j * 32),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j * 34 + 2)));
+      }
+    }
+    for (; b < blocks; ++b) {
+      uint16_t h;
+      std::memcpy(&h, row + b * 34, 2);
+      s[b] = f16_to_f32(h);
+      std::memcpy(v + b * 32, row + b * 34 + 2, 32);
+    }
+  }
+}
+
 LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w,
                                                     const Q8View& x, int64_t row_begin,
                                                     int64_t row_end) {
