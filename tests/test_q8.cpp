@@ -1,6 +1,7 @@
 // Q8_0: runq.c's quantization, the int8 kernels (portable against AVX-512
 // VNNI), Q8_0 weight layouts, and parity-q8.json on every int8 backend.
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -263,8 +264,8 @@ TEST_CASE("runq.c's attention of one head, at every level, as its loops compute 
   // runq.c's FMA chain over the head in order (written out here one by one).
   std::mt19937 rng(21);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (const int64_t hs : {8, 48, 64}) {
-    for (const int64_t n_pos : {1, 7, 8, 9, 33, 130}) {
+  for (const int64_t hs : {8, 16, 48, 64}) {
+    for (const int64_t n_pos : {1, 7, 8, 9, 16, 17, 33, 130}) {
       const int64_t stride = 2 * hs + 3;
       std::vector<float> q(static_cast<size_t>(hs)), keys(static_cast<size_t>(n_pos * stride)),
           values(keys.size());
@@ -302,6 +303,49 @@ TEST_CASE("runq.c's attention of one head, at every level, as its loops compute 
         CHECK(got == want);
       }
     }
+  }
+}
+
+TEST_CASE("softmax's vector expf gives std::exp's bits", "[q8]") {
+  // The avx512 level runs glibc's expf algorithm in lanes; it must give
+  // libm's result for every input: every 1009th float bit pattern (all
+  // exponents, both signs, NaNs and infinities among them), in runs of every
+  // length up to 17 so each masked tail is crossed.
+  if (!q8::softmax_exp_vectorized()) {
+    WARN(
+        "softmax exps are std::exp per value here (no avx512, or libm's expf is not "
+        "glibc's algorithm): the vector expf is not checked");
+  }
+#if defined(__GLIBC__)
+  // glibc 2.28 through 2.36 have the algorithm the lanes repeat: there the
+  // start-up check must have passed (else the vector expf is wrong).
+  if (simd_level_supported(SimdLevel::avx512) && __GLIBC__ == 2 && __GLIBC_MINOR__ >= 28 &&
+      __GLIBC_MINOR__ <= 36) {
+    CHECK(q8::softmax_exp_vectorized());
+  }
+#endif
+  std::vector<float> in;
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 1009) in.push_back(std::bit_cast<float>(uint32_t(u)));
+  for (const float v :
+       {0.0f, -0.0f, -87.5f, -88.0f, -103.5f, -104.0f, 88.5f, 89.0f, INFINITY, -INFINITY, NAN})
+    in.push_back(v);
+  for (const float shift : {0.0f, 1.5f}) {
+    std::vector<float> got = in;
+    size_t mismatches = 0;
+    for (size_t i = 0, len = 1; i < got.size(); i += len, len = len % 17 + 1) {
+      const size_t n = std::min(len, got.size() - i);
+      q8::softmax_exp_at_level(SimdLevel::avx512, {got.data() + i, n}, shift);
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      const float want = std::exp(in[i] - shift);
+      if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want) &&
+          !(std::isnan(got[i]) && std::isnan(want))) {
+        if (mismatches++ < 5)
+          UNSCOPED_INFO("x " << in[i] << " shift " << shift << ": got " << got[i] << ", std::exp "
+                             << want);
+      }
+    }
+    CHECK(mismatches == 0);
   }
 }
 

@@ -10,10 +10,14 @@
 // level, and a query's result is the same in a block as alone).
 #include <algorithm>
 #include <cmath>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/simd_target.hpp"
+#include "q8_expf.hpp"
 
 namespace llama::q8 {
 namespace {
@@ -55,6 +59,76 @@ LLAMA_ALWAYS_INLINE void prefetch_row(const float* rows, int64_t t, int64_t n_po
   for (int64_t i = 0; i < hs; i += 16) __builtin_prefetch(r + i);
 }
 
+#if LLAMA_HAVE_X86_TARGETS
+// Keys per step of score16_avx512: one per lane.
+constexpr int64_t kWideKeys = 16;
+// Full masks: the maskz shuffles avoid GCC 12's spurious "may be used
+// uninitialized" on the unmasked ones' undefined pass-through operand.
+constexpr __mmask16 kAll16 = 0xffff;
+constexpr __mmask8 kAll8 = 0xff;
+
+// r[i] lane j = r[j] lane i on return (a 16 x 16 transpose in 64 shuffles).
+LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int k = 0; k < 8; ++k) {  // 128-bit lane L of rows 2k, 2k+1 interleaved
+    t[2 * k] = _mm512_maskz_unpacklo_ps(kAll16, r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[2 * k], r[2 * k + 1]);
+  }
+  // u[4k + m]'s 128-bit lane L: element 4L + m of rows 4k .. 4k+3.
+  for (int k = 0; k < 4; ++k) {
+    const __m512d a = _mm512_castps_pd(t[4 * k]), b = _mm512_castps_pd(t[4 * k + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * k + 2]), d = _mm512_castps_pd(t[4 * k + 3]);
+    u[4 * k] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
+    u[4 * k + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
+    u[4 * k + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, d));
+    u[4 * k + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, d));
+  }
+  for (int m = 0; m < 4; ++m) {
+    // [rows 0-3, 0-3, 4-7, 4-7] (elements m, 8+m / 4+m, 12+m), then 8-15 alike.
+    const __m512 v0 = _mm512_maskz_shuffle_f32x4(kAll16, u[m], u[4 + m], 0x88);
+    const __m512 w0 = _mm512_maskz_shuffle_f32x4(kAll16, u[m], u[4 + m], 0xdd);
+    const __m512 v1 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + m], u[12 + m], 0x88);
+    const __m512 w1 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + m], u[12 + m], 0xdd);
+    r[m] = _mm512_maskz_shuffle_f32x4(kAll16, v0, v1, 0x88);
+    r[8 + m] = _mm512_maskz_shuffle_f32x4(kAll16, v0, v1, 0xdd);
+    r[4 + m] = _mm512_maskz_shuffle_f32x4(kAll16, w0, w1, 0x88);
+    r[12 + m] = _mm512_maskz_shuffle_f32x4(kAll16, w0, w1, 0xdd);
+  }
+}
+
+// scores[j] = (q . key j) / root for the 16 keys at k + j * stride, hs a
+// multiple of 16: key j's FMA chain over the head in order runs in lane j
+// (16 of its elements loaded per row and transposed), so each score is
+// score_key's. Gathering the keys lane by lane took 60% of decode attention
+// at depth 900 (110M).
+LLAMA_TARGET_AVX512 void score16_avx512(const float* q, int64_t hs, const float* k, int64_t stride,
+                                        float root, float* scores) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i0 = 0; i0 < hs; i0 += 16) {
+    __m512 r[16];
+    for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(k + j * stride + i0);
+    transpose16(r);
+    for (int i = 0; i < 16; ++i) acc = _mm512_fmadd_ps(_mm512_set1_ps(q[i0 + i]), r[i], acc);
+  }
+  _mm512_storeu_ps(scores, _mm512_div_ps(acc, _mm512_set1_ps(root)));
+}
+
+// The largest of x[0, n), n > 0. Equal to runq.c's running max except
+// perhaps for the sign of a zero maximum, which x - max does not see.
+LLAMA_TARGET_AVX512 float max_avx512(const float* x, int64_t n) {
+  __m512 m = _mm512_set1_ps(x[0]);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) m = _mm512_maskz_max_ps(kAll16, m, _mm512_loadu_ps(x + i));
+  if (i < n) {
+    const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+    m = _mm512_mask_max_ps(m, tail, m, _mm512_maskz_loadu_ps(tail, x + i));
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, m);
+  return *std::max_element(lanes, lanes + 16);
+}
+#endif
+
 // out = sum_t p_t v_t for a head of HS elements: the sums from zero, FMAs in
 // position order (softmax_mix's), held in registers.
 template <bool Fma, int64_t HS>
@@ -71,16 +145,26 @@ LLAMA_ALWAYS_INLINE void mix_fixed(const float* p, int64_t n_pos, const float* v
   for (int64_t i = 0; i < HS; ++i) out[i] = acc[i];
 }
 
-// runq.c's softmax over scores[0, n_pos), then out = sum_t p_t v_t.
-template <bool Fma>
+// runq.c's softmax over scores[0, n_pos), then out = sum_t p_t v_t. Wide:
+// the level has AVX-512 (the max and the exps in its lanes; the sum stays
+// runq.c's chain in position order).
+template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void softmax_mix(float* scores, int64_t n_pos, const float* values,
                                      int64_t stride, float* out, int64_t hs) {
-  float max_val = scores[0];
-  for (int64_t t = 1; t < n_pos; ++t) max_val = std::max(max_val, scores[t]);
   float sum = 0.0f;
-  for (int64_t t = 0; t < n_pos; ++t) {
-    scores[t] = std::exp(scores[t] - max_val);
-    sum += scores[t];
+#if LLAMA_HAVE_X86_TARGETS
+  if (Wide && detail::vector_expf_matches_libm()) {
+    detail::expf_shifted_avx512(scores, n_pos, max_avx512(scores, n_pos));
+    for (int64_t t = 0; t < n_pos; ++t) sum += scores[t];
+  } else
+#endif
+  {
+    float max_val = scores[0];
+    for (int64_t t = 1; t < n_pos; ++t) max_val = std::max(max_val, scores[t]);
+    for (int64_t t = 0; t < n_pos; ++t) {
+      scores[t] = std::exp(scores[t] - max_val);
+      sum += scores[t];
+    }
   }
   for (int64_t t = 0; t < n_pos; ++t) scores[t] /= sum;
   // Heads of up to 128 elements keep the sums in registers (through memory,
@@ -114,13 +198,25 @@ LLAMA_ALWAYS_INLINE void softmax_mix(float* scores, int64_t n_pos, const float* 
   }
 }
 
-template <bool Fma>
+// Wide: the level has AVX-512 (score16_avx512 for heads of whole vectors).
+template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
                                      const float* values, int64_t stride, int64_t n_pos,
                                      std::span<float> scores, std::span<float> out) {
   const auto hs = static_cast<int64_t>(q.size());
   const float root = std::sqrt(static_cast<float>(hs));
   int64_t t = 0;
+#if LLAMA_HAVE_X86_TARGETS
+  if constexpr (Wide) {
+    if (hs % 16 == 0) {
+      for (; t + kWideKeys <= n_pos; t += kWideKeys) {
+        for (int64_t j = 0; j < kWideKeys; ++j)
+          prefetch_row(keys, t + kPrefetchAhead + j, n_pos, stride, hs);
+        score16_avx512(q.data(), hs, keys + t * stride, stride, root, scores.data() + t);
+      }
+    }
+  }
+#endif
   for (; t + kKeys <= n_pos; t += kKeys) {
     for (int64_t j = 0; j < kKeys; ++j)
       prefetch_row(keys, t + kPrefetchAhead + j, n_pos, stride, hs);
@@ -129,7 +225,7 @@ LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys
   for (; t < n_pos; ++t) scores[size_t(t)] = score_key<Fma>(q.data(), hs, keys + t * stride, root);
   for (int64_t u = 0; u < std::min(n_pos, kPrefetchAhead); ++u)
     prefetch_row(values, u, n_pos, stride, hs);
-  softmax_mix<Fma>(scores.data(), n_pos, values, stride, out.data(), hs);
+  softmax_mix<Fma, Wide>(scores.data(), n_pos, values, stride, out.data(), hs);
 }
 
 // Keys scored against a whole block at a time.
@@ -251,15 +347,26 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     for (int64_t lane = 0; lane < m; ++lane) {
       const int64_t n_pos = first_pos + i0 + lane + 1;
       for (int64_t u = 0; u < n_pos; ++u) p[u] = st[u * L + lane];
-      softmax_mix<Fma>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
+      softmax_mix<Fma, false>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
     }
   }
 }
 
-LLAMA_SIMD_VARIANTS(void, attend, attend_body,
-                    (std::span<const float> q, const float* keys, const float* values,
-                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
-                    (q, keys, values, stride, n_pos, scores, out))
+// attend_body per level (as LLAMA_SIMD_VARIANTS, the AVX-512 level Wide).
+LLAMA_TARGET_AVX512 void attend_avx512(std::span<const float> q, const float* keys,
+                                       const float* values, int64_t stride, int64_t n_pos,
+                                       std::span<float> scores, std::span<float> out) {
+  attend_body<true, true>(q, keys, values, stride, n_pos, scores, out);
+}
+LLAMA_TARGET_AVX2 void attend_avx2(std::span<const float> q, const float* keys, const float* values,
+                                   int64_t stride, int64_t n_pos, std::span<float> scores,
+                                   std::span<float> out) {
+  attend_body<true, false>(q, keys, values, stride, n_pos, scores, out);
+}
+void attend_portable(std::span<const float> q, const float* keys, const float* values,
+                     int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out) {
+  attend_body<false, false>(q, keys, values, stride, n_pos, scores, out);
+}
 LLAMA_SIMD_VARIANTS(void, attend_queries, attend_queries_body,
                     (const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
                      const float* keys, const float* values, int64_t stride,

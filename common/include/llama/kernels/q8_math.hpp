@@ -31,6 +31,14 @@ void attend_head_at_level(SimdLevel level, std::span<const float> q, const float
                           const float* values, int64_t stride, int64_t n_pos,
                           std::span<float> scores, std::span<float> out);
 
+// runq.c's softmax exponentials: x[i] = std::exp(x[i] - shift), bit for bit,
+// at `level` (the best below it where the CPU lacks it). The avx512 level
+// runs glibc's expf algorithm in vector lanes where softmax_exp_vectorized()
+// (its check against libm's expf, once per process) allows, std::exp per
+// value otherwise.
+void softmax_exp_at_level(SimdLevel level, std::span<float> x, float shift);
+bool softmax_exp_vectorized();
+
 // Queries per block of attend_queries (one per f32 lane of an AVX-512
 // register): a backend splitting a prompt's attention hands out blocks of
 // this many queries per head.
