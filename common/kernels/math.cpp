@@ -15,6 +15,7 @@
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/simd_target.hpp"
 #include "llama/sampler.hpp"
+#include "vector_bodies.hpp"
 
 namespace llama {
 namespace {
@@ -31,31 +32,7 @@ template <bool Fma>
 LLAMA_ALWAYS_INLINE void rmsnorm_body(std::span<float> out, std::span<const float> x,
                                       std::span<const float> w, float eps) {
   const auto n = static_cast<int64_t>(x.size());
-  float ss = dot_body<Fma>(x.data(), x.data(), n);
-  ss /= static_cast<float>(n);
-  ss += eps;
-  ss = 1.0f / std::sqrt(ss);
-  for (int64_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
-}
-
-// Pair i of a head is (i * stride, i * stride + step): (2i, 2i + 1)
-// interleaved, (i, i + pairs) in halves (RopeTable::pair).
-template <bool Fma>
-LLAMA_ALWAYS_INLINE void rope_body(std::span<float> vec, int64_t head_size, int64_t stride,
-                                   int64_t step, std::span<const float> cos_v,
-                                   std::span<const float> sin_v) {
-  const auto n = static_cast<int64_t>(vec.size());
-  const int64_t pairs = head_size / 2;
-  for (int64_t h = 0; h < n; h += head_size) {
-    float* v = vec.data() + h;
-    for (int64_t i = 0; i < pairs; ++i) {
-      float* a = v + i * stride;
-      float* b = a + step;
-      const float v0 = *a, v1 = *b;
-      *a = fused_madd<Fma>(v0, cos_v[i], -(v1 * sin_v[i]));
-      *b = fused_madd<Fma>(v0, sin_v[i], v1 * cos_v[i]);
-    }
-  }
+  bodies::rmsnorm_scale(out, x, w, dot_body<Fma>(x.data(), x.data(), n), eps);
 }
 
 template <bool Fma>
@@ -104,7 +81,7 @@ LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,
                     (std::span<float> out, std::span<const float> x, std::span<const float> w,
                      float eps),
                     (out, x, w, eps))
-LLAMA_SIMD_VARIANTS(void, rope, rope_body,
+LLAMA_SIMD_VARIANTS(void, rope, bodies::rope,
                     (std::span<float> vec, int64_t head_size, int64_t stride, int64_t step,
                      std::span<const float> cos_v, std::span<const float> sin_v),
                     (vec, head_size, stride, step, cos_v, sin_v))

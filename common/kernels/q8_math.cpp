@@ -11,6 +11,7 @@
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/simd_target.hpp"
+#include "vector_bodies.hpp"
 
 namespace llama::q8 {
 namespace {
@@ -18,33 +19,17 @@ namespace {
 template <bool Fma>
 LLAMA_ALWAYS_INLINE void rmsnorm_body(std::span<float> out, std::span<const float> x,
                                       std::span<const float> w, float eps) {
-  const size_t n = x.size();
   float ss = 0.0f;
-  for (size_t j = 0; j < n; ++j) ss = std::fma(x[j], x[j], ss);
-  ss /= static_cast<float>(n);
-  ss += eps;
-  ss = 1.0f / std::sqrt(ss);
-  for (size_t j = 0; j < n; ++j) out[j] = w[j] * (ss * x[j]);
+  for (size_t j = 0; j < x.size(); ++j) ss = std::fma(x[j], x[j], ss);
+  bodies::rmsnorm_scale(out, x, w, ss, eps);
 }
 
-// Pair i of a head is (i * stride, i * stride + step) (RopeTable::pair).
+// run.c's rotation with every multiply-add fused, on every level.
 template <bool Fma>
 LLAMA_ALWAYS_INLINE void rope_body(std::span<float> vec, int64_t head_size, int64_t stride,
                                    int64_t step, std::span<const float> cos_v,
                                    std::span<const float> sin_v) {
-  const auto n = static_cast<int64_t>(vec.size());
-  const int64_t pairs = head_size / 2;
-  for (int64_t h = 0; h < n; h += head_size) {
-    float* v = vec.data() + h;
-    for (int64_t i = 0; i < pairs; ++i) {
-      float* a = v + i * stride;
-      float* b = a + step;
-      const float c = cos_v[static_cast<size_t>(i)], s = sin_v[static_cast<size_t>(i)];
-      const float v0 = *a, v1 = *b;
-      *a = std::fma(v0, c, -(v1 * s));
-      *b = std::fma(v0, s, v1 * c);
-    }
-  }
+  bodies::rope<true>(vec, head_size, stride, step, cos_v, sin_v);
 }
 
 LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,

@@ -20,29 +20,42 @@ namespace llama::detail::vnni {
 constexpr __mmask16 kAll16 = 0xffff;
 constexpr __mmask8 kAll8 = 0xff;
 
-// Horizontal sum (written out: GCC 12's _mm512_reduce_add_epi32 warns).
-LLAMA_VNNI inline int32_t reduce_add(__m512i v) {
-  const __m256i lo = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 0);
-  const __m256i hi = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 1);
-  const __m256i s8 = _mm256_add_epi32(lo, hi);
-  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+// Horizontal sum of 8 int32.
+LLAMA_VNNI inline int32_t reduce_add256(__m256i v) {
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
   s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
   return _mm_cvtsi128_si32(s4);
 }
 
-// Lane g of the result is the sum of the 16 lanes of v[g].
-LLAMA_VNNI inline __m512i reduce16(const __m512i v[16]) {
-  __m512i s2[8], s4[4];
-  for (int i = 0; i < 8; ++i) {
+// Horizontal sum (written out: GCC 12's _mm512_reduce_add_epi32 warns).
+LLAMA_VNNI inline int32_t reduce_add(__m512i v) {
+  const __m256i lo = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 0);
+  const __m256i hi = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 1);
+  return reduce_add256(_mm256_add_epi32(lo, hi));
+}
+
+// The first two steps of a transpose of adds over N vectors (N a multiple of
+// 4): 128-bit lane L of s4[i] holds, in order, the sums of v[4i], v[4i + 1],
+// v[4i + 2], v[4i + 3] over their own 128-bit lane L. The reductions below
+// (and the GGUF block kernel's) finish it by how they combine the lanes.
+template <int N>
+LLAMA_VNNI inline void sum_quads(const __m512i v[N], __m512i s4[N / 4]) {
+  __m512i s2[N / 2];
+  for (int i = 0; i < N / 2; ++i) {
     s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]),
                              _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]));
   }
-  // Each 128-bit lane of s4[i] holds partial sums of v[4i .. 4i+3] in order.
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N / 4; ++i) {
     s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, s2[2 * i], s2[2 * i + 1]),
                              _mm512_maskz_unpackhi_epi64(kAll8, s2[2 * i], s2[2 * i + 1]));
   }
+}
+
+// Lane g of the result is the sum of the 16 lanes of v[g].
+LLAMA_VNNI inline __m512i reduce16(const __m512i v[16]) {
+  __m512i s4[4];
+  sum_quads<16>(v, s4);
   const __m512i t0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
                                       _mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0xdd));
   const __m512i t1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0x88),
@@ -55,16 +68,8 @@ LLAMA_VNNI inline __m512i reduce16(const __m512i v[16]) {
 // lanes 0..7, hi lane i = sum of lanes 8..15 (two groups of 32 bytes per
 // 64-byte vector, each half accumulated by vpdpbusd from its own 32 bytes).
 LLAMA_VNNI inline void reduce16_halves(const __m512i v[16], __m512i& lo, __m512i& hi) {
-  __m512i s2[8], s4[4];
-  for (int i = 0; i < 8; ++i) {
-    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]));
-  }
-  // s4[i]'s 128-bit lane L: partial sums of v[4i .. 4i+3] from their lane L.
-  for (int i = 0; i < 4; ++i) {
-    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, s2[2 * i], s2[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi64(kAll8, s2[2 * i], s2[2 * i + 1]));
-  }
+  __m512i s4[4];
+  sum_quads<16>(v, s4);
   // u: 128-bit lanes 0+1 (the low half) and 2+3 (the high half) added, giving
   // [rows 4i.. lo, rows 4i.. hi, rows 4i+4.. lo, rows 4i+4.. hi].
   const __m512i u0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
