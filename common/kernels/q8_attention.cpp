@@ -263,7 +263,7 @@ constexpr int64_t kMixWidth = 16;
 // position order, then the FMAs into each output element from zero), so the
 // same bits; only keys past a lane's position are skipped by a mask. hs must
 // be a multiple of kMixWidth. Output row of lane l: out + l * out_ld, l < m.
-template <bool Fma>
+template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int64_t* n_pos,
                                            const float* values, int64_t stride, int64_t hs,
                                            int64_t m, float* out, int64_t out_ld) {
@@ -278,12 +278,16 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
       if (t < n_pos[lane]) max_val[lane] = std::max(max_val[lane], st[t * L + lane]);
     }
   }
-  for (int64_t t = 0; t < n_keys; ++t) {
-    for (int64_t lane = 0; lane < L; ++lane) {
-      if (t >= n_pos[lane]) continue;
-      const float e = std::exp(st[t * L + lane] - max_val[lane]);
-      st[t * L + lane] = e;
-      sum[lane] += e;
+  if (Wide && detail::vector_expf_matches_libm()) {
+    detail::expf_lanes_avx512(st, n_keys, n_pos, max_val, sum);
+  } else {
+    for (int64_t t = 0; t < n_keys; ++t) {
+      for (int64_t lane = 0; lane < L; ++lane) {
+        if (t >= n_pos[lane]) continue;
+        const float e = std::exp(st[t * L + lane] - max_val[lane]);
+        st[t * L + lane] = e;
+        sum[lane] += e;
+      }
     }
   }
   for (int64_t t = 0; t < n_keys; ++t) {
@@ -312,7 +316,7 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
   }
 }
 
-template <bool Fma>
+template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
                                              int64_t first_pos, int64_t hs, const float* keys,
                                              const float* values, int64_t stride,
@@ -341,13 +345,14 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
       int64_t n_pos[L];
       for (int64_t lane = 0; lane < L; ++lane)
         n_pos[lane] = first_pos + i0 + std::min(lane, m - 1) + 1;
-      softmax_mix_block<Fma>(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld, out_ld);
+      softmax_mix_block<Fma, Wide>(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld,
+                                   out_ld);
       continue;
     }
     for (int64_t lane = 0; lane < m; ++lane) {
       const int64_t n_pos = first_pos + i0 + lane + 1;
       for (int64_t u = 0; u < n_pos; ++u) p[u] = st[u * L + lane];
-      softmax_mix<Fma, false>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
+      softmax_mix<Fma, Wide>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
     }
   }
 }
@@ -367,11 +372,27 @@ void attend_portable(std::span<const float> q, const float* keys, const float* v
                      int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out) {
   attend_body<false, false>(q, keys, values, stride, n_pos, scores, out);
 }
-LLAMA_SIMD_VARIANTS(void, attend_queries, attend_queries_body,
-                    (const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
-                     const float* keys, const float* values, int64_t stride,
-                     std::span<float> scratch, float* out, int64_t out_ld),
-                    (q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out, out_ld))
+LLAMA_TARGET_AVX512 void attend_queries_avx512(const float* q, int64_t q_ld, int64_t n,
+                                               int64_t first_pos, int64_t hs, const float* keys,
+                                               const float* values, int64_t stride,
+                                               std::span<float> scratch, float* out,
+                                               int64_t out_ld) {
+  attend_queries_body<true, true>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
+                                  out_ld);
+}
+LLAMA_TARGET_AVX2 void attend_queries_avx2(const float* q, int64_t q_ld, int64_t n,
+                                           int64_t first_pos, int64_t hs, const float* keys,
+                                           const float* values, int64_t stride,
+                                           std::span<float> scratch, float* out, int64_t out_ld) {
+  attend_queries_body<true, false>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
+                                   out_ld);
+}
+void attend_queries_portable(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
+                             const float* keys, const float* values, int64_t stride,
+                             std::span<float> scratch, float* out, int64_t out_ld) {
+  attend_queries_body<false, false>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
+                                    out_ld);
+}
 
 }  // namespace
 

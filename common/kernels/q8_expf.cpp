@@ -65,32 +65,48 @@ LLAMA_TARGET_AVX512 inline __m256 expf8(__m256 x) {
   return _mm512_maskz_cvtpd_ps(0xff, _mm512_mul_pd(y, s));
 }
 
-// x[i] = std::exp(x[i] - shift) for the lanes of `m` (at most 16 from x).
-LLAMA_TARGET_AVX512 inline void expf16(float* x, __mmask16 m, float shift) {
-  const __m512 v = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x), _mm512_set1_ps(shift));
+// x[i] = std::exp(x[i] - shift[i]) for the lanes of `m` (at most 16 from
+// x); returns the exps (0 in the other lanes).
+LLAMA_TARGET_AVX512 inline __m512 expf16(float* x, __mmask16 m, __m512 shift) {
+  const __m512 v = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x), shift);
   const __m256 e0 = expf8(_mm512_maskz_extractf32x8_ps(0xff, v, 0));
   const __m256 e1 = expf8(_mm512_maskz_extractf32x8_ps(0xff, v, 1));
-  const __m512 e = _mm512_maskz_insertf32x8(0xffff, _mm512_castps256_ps512(e0), e1, 1);
+  __m512 e = _mm512_maskz_insertf32x8(m, _mm512_castps256_ps512(e0), e1, 1);
   const __m512i top = _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(v), 20),
                                        _mm512_set1_epi32(0x7ff));
   const __mmask16 special = _mm512_mask_cmpgt_epi32_mask(m, top, _mm512_set1_epi32(kSpecialTop));
-  if (special == 0) {
-    _mm512_mask_storeu_ps(x, m, e);
-    return;
+  if (special != 0) {
+    alignas(64) float in[16], out[16];
+    _mm512_store_ps(in, v);
+    _mm512_store_ps(out, e);
+    for (int i = 0; i < 16; ++i) {
+      if ((special >> i) & 1) out[i] = std::exp(in[i]);
+    }
+    e = _mm512_maskz_load_ps(m, out);
   }
-  alignas(64) float in[16], out[16];
-  _mm512_store_ps(in, v);
-  _mm512_store_ps(out, e);
-  for (int i = 0; i < 16; ++i) {
-    if ((special >> i) & 1) out[i] = std::exp(in[i]);
-  }
-  _mm512_mask_storeu_ps(x, m, _mm512_load_ps(out));
+  _mm512_mask_storeu_ps(x, m, e);
+  return e;
 }
 
 LLAMA_TARGET_AVX512 void expf_shifted(float* x, int64_t n, float shift) {
+  const __m512 s = _mm512_set1_ps(shift);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) expf16(x + i, 0xffff, shift);
-  if (i < n) expf16(x + i, static_cast<__mmask16>((1u << (n - i)) - 1), shift);
+  for (; i + 16 <= n; i += 16) expf16(x + i, 0xffff, s);
+  if (i < n) expf16(x + i, static_cast<__mmask16>((1u << (n - i)) - 1), s);
+}
+
+LLAMA_TARGET_AVX512 void expf_lanes(float* st, int64_t n_keys, const int64_t* n_pos,
+                                    const float* max_val, float* sum) {
+  const __m512 shift = _mm512_loadu_ps(max_val);
+  const __m512i lo = _mm512_loadu_si512(n_pos), hi = _mm512_loadu_si512(n_pos + 8);
+  __m512 acc = _mm512_loadu_ps(sum);
+  for (int64_t t = 0; t < n_keys; ++t) {
+    const __m512i tv = _mm512_set1_epi64(t);
+    const auto m = static_cast<__mmask16>(_mm512_cmpgt_epi64_mask(lo, tv) |
+                                          (_mm512_cmpgt_epi64_mask(hi, tv) << 8));
+    acc = _mm512_mask_add_ps(acc, m, acc, expf16(st + t * 16, m, shift));
+  }
+  _mm512_storeu_ps(sum, acc);
 }
 
 // Every 65537th float bit pattern from 0 to -104 and from 0 to 89 (each
@@ -134,6 +150,21 @@ bool vector_expf_matches_libm() {
   return same;
 #else
   return false;
+#endif
+}
+
+void expf_lanes_avx512(float* st, int64_t n_keys, const int64_t* n_pos, const float* max_val,
+                       float* sum) {
+#if LLAMA_HAVE_X86_TARGETS
+  expf_lanes(st, n_keys, n_pos, max_val, sum);
+#else
+  for (int64_t t = 0; t < n_keys; ++t) {
+    for (int64_t l = 0; l < 16; ++l) {
+      if (t >= n_pos[l]) continue;
+      st[t * 16 + l] = std::exp(st[t * 16 + l] - max_val[l]);
+      sum[l] += st[t * 16 + l];
+    }
+  }
 #endif
 }
 

@@ -23,4 +23,10 @@ bool vector_expf_matches_libm();
 // level and vector_expf_matches_libm().
 void expf_shifted_avx512(float* x, int64_t n, float shift);
 
+// A block of 16 queries in lanes (st: f32 [n_keys, 16]): for each lane l and
+// t < n_pos[l], in t order, st[t * 16 + l] = std::exp(st[t * 16 + l] -
+// max_val[l]) and sum[l] += it. Same caller checks.
+void expf_lanes_avx512(float* st, int64_t n_keys, const int64_t* n_pos, const float* max_val,
+                       float* sum);
+
 }  // namespace llama::q8::detail
