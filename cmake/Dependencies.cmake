@@ -21,3 +21,12 @@ find_package(Threads REQUIRED)
 # PCRE2 (8-bit, with JIT where the platform has it) for tokenizer.json's Split regexes.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# oneDNN (Debian's libdnnl-dev) for bf16 prefill products under fast numerics
+# (kernels/half_products_onednn.cpp): its bf16 matmul measured about 2x our
+# hand-written vdpbf16ps kernel on this project's Zen 5 machine, and it takes
+# AMX-BF16 tiles itself on CPUs that have them. Its config needs OpenCL's
+# headers (Debian's build has a GPU runtime; ocl-icd-opencl-dev). Debian builds
+# it on OpenMP: libgomp is linked (without -fopenmp for our sources) to keep
+# each of its calls on the calling thread (omp_set_num_threads).
+find_package(dnnl 2.6 CONFIG REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)

@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libtbb-dev libboost-program-options-dev
   catch2 nlohmann-json3-dev
   libpcre2-dev  # tokenizer.json pre-tokenizer regexes (JIT)
+  libdnnl-dev ocl-icd-opencl-dev  # oneDNN: bf16 prefill products (its config wants OpenCL)
   gnuplot-nox  # llama-bench --plot
 )
 # Extra tools for optional stages: LLAMA_DEPS_EXTRA="clang-14 libclang-rt-14-dev gnuplot-nox"

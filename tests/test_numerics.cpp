@@ -28,8 +28,7 @@ std::unique_ptr<InferenceBackend> make(const std::string& name, Numerics n) {
 
 bool fast_path_here() {
   const bool has =
-      half_path_available(HalfPath::avx512_bf16) &&
-      half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) == HalfPath::avx512_bf16;
+      half_path_is_fast(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast));
   if (!has) WARN("this CPU lacks AVX512-BF16: fast runs as exact here, only that is checked");
   return has;
 }
@@ -105,7 +104,7 @@ TEST_CASE("llama-compare reports fast against exact, and explain names the kerne
     INFO(b << ": " << r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Contains("numerics: fast") && Contains("bf16 read in place x f32: decode") &&
-                          Contains(fast_here ? "prefill avx512-bf16 (fast numerics"
+                          Contains(fast_here ? "prefill onednn-bf16 (oneDNN"
                                              : "prefill avx512-f32 (fast numerics"));
   }
 }

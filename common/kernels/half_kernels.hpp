@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "llama/kernels/block_products.hpp"
 
@@ -27,5 +28,17 @@ void half_matmat_rows_avx512_bf16(float* out, int64_t out_stride, const BlockMat
 // x (f32 [n]) rounded to bf16 (nearest even) into out (bf16 [padded], the
 // values past n zero), padded a multiple of 32; needs AVX512-BF16.
 void round_to_bf16(const float* x, int64_t n, uint16_t* out, int64_t padded);
+
+// oneDNN's matmul (half_products_onednn.cpp), bf16 weights: x rounded to
+// bf16 (needs AVX512-BF16), then a bf16 x bf16 -> f32 matmul over the rows in
+// place. Throws Error for what oneDNN refuses.
+void half_matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
+                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
+                                  int64_t row_end);
+// Whether oneDNN's effective ISA has bf16 dot products (avx512_core_bf16 or
+// AMX; DNNL_MAX_CPU_ISA may lower it).
+bool onednn_bf16_isa();
+// "oneDNN 2.6.3, ISA avx512_core_bf16": the library and the ISA it runs.
+std::string onednn_description();
 
 }  // namespace llama::detail

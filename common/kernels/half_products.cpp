@@ -1,5 +1,6 @@
-// bf16/f16 batch products: path choice and the portable path
-// (half_products.hpp); the SIMD paths are in half_products_avx512.cpp.
+// bf16/f16 products: path choice and the portable path (half_products.hpp);
+// the SIMD paths are in half_products_avx512.cpp, oneDNN's in
+// half_products_onednn.cpp.
 #include "llama/kernels/half_products.hpp"
 
 #include <algorithm>
@@ -16,9 +17,15 @@ const char* to_string(HalfPath path) {
       return "avx512-f32";
     case HalfPath::avx512_bf16:
       return "avx512-bf16";
+    case HalfPath::onednn_bf16:
+      return "onednn-bf16";
     default:
       return "portable";
   }
+}
+
+bool half_path_is_fast(HalfPath path) {
+  return path == HalfPath::avx512_bf16 || path == HalfPath::onednn_bf16;
 }
 
 const char* half_path_requirement(HalfPath path) {
@@ -27,6 +34,8 @@ const char* half_path_requirement(HalfPath path) {
       return "AVX-512 F/BW/VL";
     case HalfPath::avx512_bf16:
       return "AVX512-BF16";
+    case HalfPath::onednn_bf16:
+      return "AVX512-BF16 and oneDNN's avx512_core_bf16 ISA or above";
     default:
       return "";
   }
@@ -39,46 +48,76 @@ bool half_path_available(HalfPath path) {
       return avx512;
     case HalfPath::avx512_bf16:
       return avx512 && cpu_features().avx512bf16;
+    case HalfPath::onednn_bf16:  // the activations are rounded with AVX512-BF16
+      return avx512 && cpu_features().avx512bf16 && detail::onednn_bf16_isa();
     default:
       return true;
   }
 }
 
-HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
-  // Exact follows decode's kernel so that both give the same bits.
-  if (kernel != Q8Kernel::avx512_vnni || !half_path_available(HalfPath::avx512)) {
+HalfPath half_decode_path(Q8Kernel kernel) {
+  if (simd_level() != SimdLevel::avx512 || !half_path_available(HalfPath::avx512)) {
     return HalfPath::portable;
   }
-  if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
-      half_path_available(HalfPath::avx512_bf16)) {
-    return HalfPath::avx512_bf16;
+  // portable although the VNNI kernels run here: the caller's choice.
+  if (kernel == Q8Kernel::portable && q8_kernel_available(Q8Kernel::avx512_vnni)) {
+    return HalfPath::portable;
   }
   return HalfPath::avx512;
 }
 
+HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
+  // Exact follows decode's path so that both give the same bits.
+  if (half_decode_path(kernel) == HalfPath::portable) return HalfPath::portable;
+  if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
+      half_path_available(HalfPath::onednn_bf16)) {
+    return HalfPath::onednn_bf16;
+  }
+  return HalfPath::avx512;
+}
+
+std::string explain_half_decode_path(Q8Kernel kernel) {
+  if (half_decode_path(kernel) == HalfPath::avx512) {
+    return "avx512-f32 (upcast in registers, f32 sums; AVX-512 F/BW/VL present)";
+  }
+  if (simd_level() == SimdLevel::avx512) {
+    return "portable (upcast, f32 sums; the plain loops were asked for)";
+  }
+  return "portable (upcast, f32 sums; " + describe_simd_level() + ")";
+}
+
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   const HalfPath path = half_batch_path(kind, kernel, numerics);
-  std::string why = std::string(to_string(path)) + " (" + to_string(numerics) + " numerics";
-  if (path == HalfPath::avx512_bf16) return why + "; the CPU has AVX512-BF16; no AMX kernel)";
-  if (path == HalfPath::portable) {
-    return why + (kernel == Q8Kernel::avx512_vnni ? "; the CPU lacks AVX-512)"
-                                                  : "; decode runs the portable kernels)");
+  const std::string policy = std::string(to_string(numerics)) + " numerics";
+  if (path == HalfPath::onednn_bf16) {
+    const CpuFeatures& f = cpu_features();
+    return std::string("onednn-bf16 (") + detail::onednn_description() + "; " + policy +
+           ": activations rounded to bf16; the CPU has AVX512-BF16" +
+           (f.amx_bf16 && f.amx_permitted ? " and AMX-BF16, whose tiles oneDNN takes)"
+                                          : "; no AMX-BF16, which oneDNN would take itself)");
   }
+  if (path == HalfPath::portable) {
+    return "portable (" + policy + "; decode runs the portable kernels)";
+  }
+  const std::string why = std::string(to_string(path)) + " (" + policy;
   if (numerics == Numerics::fast) {
     if (kind != BlockKind::bf16) return why + ": f16 weights have no bf16 path)";
-    return why + ": the CPU lacks AVX512-BF16)";
+    return why + ": the CPU lacks " + half_path_requirement(HalfPath::onednn_bf16) + ")";
   }
-  return why + ")";
+  return why + "; decode's bits)";
 }
 
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
-                      int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+                      int64_t row_begin, int64_t row_end, HalfPath path) {
   if (w.kind != BlockKind::bf16 && w.kind != BlockKind::f16) {
     throw Error(std::string("half_matvec_rows: ") + to_string(w.kind) + " weights");
   }
-  if (kernel != Q8Kernel::avx512_vnni || !half_path_available(HalfPath::avx512)) {
-    blocks_matvec_rows_f32(out, w, x, row_begin, row_end, kernel);
+  if (path == HalfPath::portable) {
+    blocks_matvec_rows_f32(out, w, x, row_begin, row_end, Q8Kernel::portable);
     return;
+  }
+  if (path != HalfPath::avx512 || !half_path_available(path)) {
+    throw Error(std::string("half_matvec_rows: no ") + to_string(path) + " decode on this CPU");
   }
   if (row_end <= row_begin) return;
   if (static_cast<int64_t>(x.size()) < w.cols ||
@@ -110,11 +149,14 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
                                       row_end);
       return;
     case HalfPath::avx512_bf16:
+    case HalfPath::onednn_bf16:
       if (w.kind != BlockKind::bf16) {
-        throw Error("half_matmat_rows: the avx512-bf16 path takes bf16 weights, not F16");
+        throw Error(std::string("half_matmat_rows: the ") + to_string(path) +
+                    " path takes bf16 weights, not F16");
       }
-      detail::half_matmat_rows_avx512_bf16(out.data(), out_stride, w, x.data(), ld, n, row_begin,
-                                           row_end);
+      (path == HalfPath::onednn_bf16 ? detail::half_matmat_rows_onednn_bf16
+                                     : detail::half_matmat_rows_avx512_bf16)(
+          out.data(), out_stride, w, x.data(), ld, n, row_begin, row_end);
       return;
     case HalfPath::portable:
       break;

@@ -101,7 +101,7 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       return;
     case DType::bf16:
     case DType::f16:
-      half_matvec_rows(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      half_matvec_rows(out, block_matrix(w), x.f32, row_begin, row_end, half_decode_path(kernel));
       return;
     default:
       no_kernels(w);
@@ -202,11 +202,9 @@ std::string describe_products(const Tensor& w, Q8Kernel kernel) {
 std::string describe_products(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
-  const bool simd = kernel == Q8Kernel::avx512_vnni;
   return std::string(to_string(w.dtype)) + " read in place x f32: decode " +
-         (simd ? "avx512-f32 (upcast in registers, f32 sums; AVX-512 present)"
-               : "portable (upcast, f32 sums)") +
-         ", prefill " + explain_half_batch_path(kind, kernel, numerics);
+         explain_half_decode_path(kernel) + ", prefill " +
+         explain_half_batch_path(kind, kernel, numerics);
 }
 
 }  // namespace llama

@@ -3,8 +3,8 @@
 //   f32 is a shift) and all arithmetic is f32, so the logits are the f32
 //   computation on the upcast weights up to summation order.
 // - fast: prefill's products with bf16 weights may round their activations to
-//   bf16 and run on the CPU's bf16 dot-product units (AVX512-BF16 vdpbf16ps;
-//   AMX tiles where a kernel for them exists), products and sums in f32 inside
+//   bf16 and run on the CPU's bf16 dot-product units (oneDNN's matmul: AVX512-BF16
+//   vdpbf16ps, AMX-BF16 tiles where the CPU has them), products and sums in f32 inside
 //   the unit, as llama.cpp and PyTorch's CPU bf16 path do. Everything else
 //   (decode's products, norms, attention, f32 and quantized weights) stays as
 //   under exact. Each result then differs from exact's by at most

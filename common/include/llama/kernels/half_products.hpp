@@ -12,13 +12,23 @@
 //   vector upcast once in registers for the T vectors; every (row, vector)
 //   result is blocks_matvec_rows_f32(Q8Kernel::avx512_vnni)'s bit for bit (the
 //   same 16 lanes, the same order, the same horizontal sum).
-// - fast, avx512-bf16 (AVX512-BF16, bf16 weights only): activations rounded to
-//   bf16 (nearest even) once per call, vdpbf16ps on weight and activation
-//   pairs, sums in f32. |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result
-//   (rounding x to bf16 moves each term by at most 2^-9 of itself; the rest
-//   is the f32 summation's rounding, which both paths share in size).
-// - AMX tiles: not written (this project's test machine has no AMX); a CPU
-//   with them takes avx512-bf16 under fast.
+// - fast, onednn-bf16 (the default fast path; bf16 weights, AVX512-BF16):
+//   activations rounded to bf16 (nearest even) once per call, then oneDNN's
+//   matmul (Debian's libdnnl) over the weights in place (a plain [K, N] view
+//   of the mapped rows, no reordered copy), sums in f32. oneDNN picks its
+//   kernel for the CPU itself: brgemm on AVX512-BF16, AMX-BF16 tiles where the
+//   CPU has them. Chosen by measurement: 400-470 GFLOP/s on one Zen 5 core for
+//   the 340M shape's products against 221-240 for avx512-bf16 below.
+// - fast, avx512-bf16 (AVX512-BF16, bf16 weights only): the same rounding,
+//   vdpbf16ps on weight and activation pairs in 4x4 register tiles. Kept as a
+//   second implementation of the policy (tests check both against portable).
+// Both fast paths: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result
+// (rounding x to bf16 moves each term by at most 2^-9 of itself; the rest is
+// the f32 summation's rounding, which both policies share in size).
+//
+// Levels: these kernels need AVX-512 F/BW/VL only (plus AVX512-BF16 for the
+// fast paths), not the VNNI the int8 kernels want, so they pick their own
+// level (half_decode_path) rather than following best_q8_kernel().
 #pragma once
 
 #include <cstdint>
@@ -31,28 +41,41 @@
 
 namespace llama {
 
-enum class HalfPath { portable, avx512, avx512_bf16 };
+enum class HalfPath { portable, avx512, avx512_bf16, onednn_bf16 };
 inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx512,
-                                          HalfPath::avx512_bf16};
-const char* to_string(HalfPath path);  // "portable", "avx512-f32", "avx512-bf16"
+                                          HalfPath::avx512_bf16, HalfPath::onednn_bf16};
+// "portable", "avx512-f32", "avx512-bf16", "onednn-bf16".
+const char* to_string(HalfPath path);
+// Whether the path rounds activations to bf16 (the fast policy's paths).
+bool half_path_is_fast(HalfPath path);
 // Whether this CPU (and build) runs `path`.
 bool half_path_available(HalfPath path);
-// What the path needs of the CPU: "", "AVX-512 F/BW/VL", "AVX512-BF16".
+// What the path needs of the CPU: "", "AVX-512 F/BW/VL", "AVX512-BF16", ...
 const char* half_path_requirement(HalfPath path);
 
-// The batch path for `kind` (BlockKind::bf16 or f16) when decode runs
-// `kernel` (avx512_vnni: the AVX-512 block kernels) under `numerics`.
+// Decode's path (portable or avx512) for a backend whose other products run
+// `kernel`. Q8Kernel::portable asked for on a CPU that runs the VNNI kernels
+// (the reference backend's plain loops, LLAMA_Q8_KERNEL=portable) keeps the
+// plain loops; elsewhere the best level simd_level() allows: an AVX-512 CPU
+// without VNNI, whose best_q8_kernel() is portable, still gets avx512.
+HalfPath half_decode_path(Q8Kernel kernel);
+// The batch path for `kind` (BlockKind::bf16 or f16) under `numerics` where
+// decode runs half_decode_path(kernel).
 HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
-// Why half_batch_path chose what it did, for --explain: "avx512-bf16 (fast
-// numerics; the CPU has AVX512-BF16)", "avx512-f32 (exact numerics)", ...
+// Why half_batch_path chose what it did, for --explain: "onednn-bf16 (oneDNN
+// 2.6.3, ISA avx512_core_bf16; fast numerics; ...)", "avx512-f32 (exact
+// numerics)", ...
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
+// The same for decode: "avx512-f32 (...)" or "portable (...)".
+std::string explain_half_decode_path(Q8Kernel kernel);
 
 // Decode: out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
-// `kernel` avx512_vnni: 4 rows at a time sharing each load of x, the next 4
-// prefetched (AVX-512 F/BW/VL), each result blocks_matvec_rows_f32's with that
-// kernel bit for bit; portable: blocks_matvec_rows_f32's portable loop.
+// `path` avx512: 4 rows at a time sharing each load of x, the next 4
+// prefetched (AVX-512 F/BW/VL), each result blocks_matvec_rows_f32's
+// (Q8Kernel::avx512_vnni) bit for bit; portable: blocks_matvec_rows_f32's
+// portable loop. Throws Error for another path or one this CPU lacks.
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
-                      int64_t row_begin, int64_t row_end, Q8Kernel kernel);
+                      int64_t row_begin, int64_t row_end, HalfPath path);
 
 // out[t * out_stride + r] = row r of W . x_t for rows [row_begin, row_end)
 // and the n vectors x_t = x[t * ld, t * ld + cols) (f32), W bf16 or f16
