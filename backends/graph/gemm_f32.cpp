@@ -11,6 +11,10 @@
 // the chain is unchanged), then the residual is added once. The blocking (row
 // range, token count, threads) therefore never changes a bit.
 //
+// W is f32, or bf16/f16 widened exactly while its panels are packed (the
+// bf16 and f16 models' exact prefill: the same sums as on the f32 copy of the
+// upcast weights, from half the bytes).
+//
 // Kernels per SimdLevel, picked at run time: avx512 (intrinsics: 16-float
 // vectors, a 16 x 16 transpose to pack), and the plain loops compiled for
 // avx2 (FMA: the same bits as avx512) and portable (fused_madd's double sums:
@@ -19,9 +23,11 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "kernels.hpp"
+#include "llama/kernels/half.hpp"
 #include "llama/kernels/simd_target.hpp"
 
 #if LLAMA_HAVE_X86_TARGETS
@@ -55,16 +61,17 @@ struct Tile {
 // Requests the panel packed after (p, k0) -- further rows in this column block,
 // else the first rows of the next block -- so it arrives from memory while
 // this one is in use (W's short row segments defeat the hardware prefetcher).
-void prefetch_next_panel(const float* w, int64_t cols, int64_t r0, int64_t r1, int64_t p,
-                         int64_t k0) {
+template <typename T>
+void prefetch_next_panel(const T* w, int64_t cols, int64_t r0, int64_t r1, int64_t p, int64_t k0) {
+  constexpr int64_t kLine = 64 / sizeof(T);  // values per cache line
   const bool same_block = p + kPanelRows < r1;
   const int64_t np = same_block ? p + kPanelRows : r0;
   const int64_t nk = same_block ? k0 : k0 + kDepth;
   if (nk >= cols) return;
   const int64_t rows = std::min(kPanelRows, r1 - np), depth = std::min(kDepth, cols - nk);
   for (int64_t r = 0; r < rows; ++r) {
-    const float* row = w + (np + r) * cols + nk;
-    for (int64_t k = 0; k < depth; k += 16) __builtin_prefetch(row + k, 0, 2);
+    const T* row = w + (np + r) * cols + nk;
+    for (int64_t k = 0; k < depth; k += kLine) __builtin_prefetch(row + k, 0, 2);
   }
 }
 
@@ -114,8 +121,21 @@ LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
   }
 }
 
+// The kn (<= 16) values at p as f32, zeros after: f32 as is, bf16 shifted,
+// f16 converted (exact widenings).
+LLAMA_TARGET_AVX512 inline __m512 load_f32(const float* p, __mmask16 m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
+LLAMA_TARGET_AVX512 inline __m512 load_f32(const uint16_t* p, __mmask16 m, GemmWeights type) {
+  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+  if (type == GemmWeights::f16) return _mm512_maskz_cvtph_ps(kAll, h);
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+}
+
 // f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-LLAMA_TARGET_AVX512 void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows,
+template <GemmWeights Type, typename T>
+LLAMA_TARGET_AVX512 void pack_panel(float* panel, const T* w, int64_t cols, int64_t rows,
                                     int64_t k0, int64_t depth) {
   for (int64_t v = 0; v < kVectors; ++v) {
     const int64_t n = std::clamp<int64_t>(rows - 16 * v, 0, 16);
@@ -125,8 +145,12 @@ LLAMA_TARGET_AVX512 void pack_panel(float* panel, const float* w, int64_t cols, 
       __m512 b[16];
 #pragma GCC unroll 16
       for (int64_t i = 0; i < 16; ++i) {
-        b[i] = i < n ? _mm512_maskz_loadu_ps(m, w + (16 * v + i) * cols + k0 + k)
-                     : _mm512_setzero_ps();
+        const T* src = w + (16 * v + i) * cols + k0 + k;
+        if constexpr (Type == GemmWeights::f32) {
+          b[i] = i < n ? load_f32(src, m) : _mm512_setzero_ps();
+        } else {
+          b[i] = i < n ? load_f32(src, m, Type) : _mm512_setzero_ps();
+        }
       }
       transpose16(b);
       for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(panel + (k + j) * kPanelRows + 16 * v, b[j]);
@@ -180,12 +204,24 @@ LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
 
 namespace generic {
 
+template <GemmWeights Type, typename T>
+LLAMA_ALWAYS_INLINE float widen(T v) {
+  if constexpr (Type == GemmWeights::f32) {
+    return v;
+  } else if constexpr (Type == GemmWeights::bf16) {
+    return bf16_to_f32(v);
+  } else {
+    return f16_to_f32(v);
+  }
+}
+
 // f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-LLAMA_ALWAYS_INLINE void pack_panel(float* panel, const float* w, int64_t cols, int64_t rows,
+template <GemmWeights Type, typename T>
+LLAMA_ALWAYS_INLINE void pack_panel(float* panel, const T* w, int64_t cols, int64_t rows,
                                     int64_t k0, int64_t depth) {
   for (int64_t r = 0; r < kPanelRows; ++r) {
     for (int64_t k = 0; k < depth; ++k) {
-      panel[k * kPanelRows + r] = r < rows ? w[r * cols + k0 + k] : 0.0f;
+      panel[k * kPanelRows + r] = r < rows ? widen<Type>(w[r * cols + k0 + k]) : 0.0f;
     }
   }
 }
@@ -218,15 +254,29 @@ LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
 
 }  // namespace generic
 
-// The generic kernels compiled for avx2 and portable.
-LLAMA_TARGET_AVX2 void pack_panel_avx2(float* panel, const float* w, int64_t cols, int64_t rows,
+// The element type W is stored in.
+template <GemmWeights Type>
+using Stored = std::conditional_t<Type == GemmWeights::f32, float, uint16_t>;
+
+// The generic kernels compiled for avx2 and portable; every pack takes W as
+// bytes (its element type is Type's).
+template <GemmWeights Type>
+LLAMA_TARGET_AVX2 void pack_panel_avx2(float* panel, const void* w, int64_t cols, int64_t rows,
                                        int64_t k0, int64_t depth) {
-  generic::pack_panel(panel, w, cols, rows, k0, depth);
+  generic::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
 }
-void pack_panel_portable(float* panel, const float* w, int64_t cols, int64_t rows, int64_t k0,
+template <GemmWeights Type>
+void pack_panel_portable(float* panel, const void* w, int64_t cols, int64_t rows, int64_t k0,
                          int64_t depth) {
-  generic::pack_panel(panel, w, cols, rows, k0, depth);
+  generic::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
 }
+#if LLAMA_HAVE_X86_TARGETS
+template <GemmWeights Type>
+LLAMA_TARGET_AVX512 void pack_panel_avx512(float* panel, const void* w, int64_t cols, int64_t rows,
+                                           int64_t k0, int64_t depth) {
+  avx512::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
+}
+#endif
 template <int NR>
 LLAMA_TARGET_AVX2 void micro_tile_avx2(const Tile& m) {
   generic::micro_tile<NR, true>(m);
@@ -236,18 +286,19 @@ void micro_tile_portable(const Tile& m) {
   generic::micro_tile<NR, false>(m);
 }
 
-using PackPanel = void (*)(float*, const float*, int64_t, int64_t, int64_t, int64_t);
+using PackPanel = void (*)(float*, const void*, int64_t, int64_t, int64_t, int64_t);
 using MicroTile = void (*)(const Tile&);
 using Tiles = std::array<MicroTile, kTileTokens>;  // micro_tile<n> at n - 1
+using Packs = std::array<PackPanel, 3>;            // by GemmWeights: f32, bf16, f16
 
 // One level's kernels.
 struct GemmKernels {
-  PackPanel pack;
+  Packs pack;
   Tiles tiles;
 };
 
 template <size_t... I>
-constexpr GemmKernels make_kernels(PackPanel pack, std::index_sequence<I...>, int which) {
+constexpr GemmKernels make_kernels(Packs pack, std::index_sequence<I...>, int which) {
   switch (which) {
 #if LLAMA_HAVE_X86_TARGETS
     case 2:
@@ -261,10 +312,19 @@ constexpr GemmKernels make_kernels(PackPanel pack, std::index_sequence<I...>, in
 }
 constexpr auto kSeq = std::make_index_sequence<kTileTokens>{};
 #if LLAMA_HAVE_X86_TARGETS
-constexpr GemmKernels kAvx512 = make_kernels(&avx512::pack_panel, kSeq, 2);
+constexpr GemmKernels kAvx512 =
+    make_kernels({&pack_panel_avx512<GemmWeights::f32>, &pack_panel_avx512<GemmWeights::bf16>,
+                  &pack_panel_avx512<GemmWeights::f16>},
+                 kSeq, 2);
 #endif
-constexpr GemmKernels kAvx2 = make_kernels(&pack_panel_avx2, kSeq, 1);
-constexpr GemmKernels kPortable = make_kernels(&pack_panel_portable, kSeq, 0);
+constexpr GemmKernels kAvx2 =
+    make_kernels({&pack_panel_avx2<GemmWeights::f32>, &pack_panel_avx2<GemmWeights::bf16>,
+                  &pack_panel_avx2<GemmWeights::f16>},
+                 kSeq, 1);
+constexpr GemmKernels kPortable =
+    make_kernels({&pack_panel_portable<GemmWeights::f32>, &pack_panel_portable<GemmWeights::bf16>,
+                  &pack_panel_portable<GemmWeights::f16>},
+                 kSeq, 0);
 
 const GemmKernels& kernels_for(SimdLevel level) {
   switch (runnable_level(level)) {
@@ -292,15 +352,28 @@ void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t 
 void matmul_rows(SimdLevel level, float* y, int64_t ldy, const float* w, const float* x,
                  int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
                  const float* residual, int64_t ldr) {
+  matmul_rows(level, y, ldy, GemmWeights::f32, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
+}
+
+void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const void* w,
+                 const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
+                 const float* residual, int64_t ldr) {
   const GemmKernels& kernels = kernels_for(level);
+  const PackPanel pack = kernels.pack[static_cast<size_t>(type)];
+  const size_t value_bytes = type == GemmWeights::f32 ? sizeof(float) : sizeof(uint16_t);
+  const auto* bytes = static_cast<const char*>(w);
   alignas(64) float panel[kDepth * kPanelRows];  // f32 [kDepth, kPanelRows]
   for (int64_t k0 = 0; k0 < cols; k0 += kDepth) {
     const int64_t depth = std::min(kDepth, cols - k0);
     const bool last = k0 + depth == cols;
     for (int64_t p = r0; p < r1; p += kPanelRows) {
       const int64_t rows = std::min(kPanelRows, r1 - p);
-      prefetch_next_panel(w, cols, r0, r1, p, k0);
-      kernels.pack(panel, w + p * cols, cols, rows, k0, depth);
+      if (type == GemmWeights::f32) {
+        prefetch_next_panel(static_cast<const float*>(w), cols, r0, r1, p, k0);
+      } else {
+        prefetch_next_panel(static_cast<const uint16_t*>(w), cols, r0, r1, p, k0);
+      }
+      pack(panel, bytes + static_cast<size_t>(p * cols) * value_bytes, cols, rows, k0, depth);
       for (int64_t t = 0; t < tokens; t += kTileTokens) {
         const int64_t nt = std::min(kTileTokens, tokens - t);
         const Tile m{panel,

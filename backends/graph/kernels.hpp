@@ -40,6 +40,13 @@ void matmul_rows(SimdLevel level, float* y, int64_t ldy, const float* w, const f
                  int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
                  const float* residual, int64_t ldr);
 
+// What W holds in the typed overload: f32, or bf16/f16 (uint16_t [*, cols])
+// widened exactly while packed, so the sums are those on the upcast f32 W.
+enum class GemmWeights { f32, bf16, f16 };
+void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const void* w,
+                 const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
+                 const float* residual, int64_t ldr);
+
 // out = w * x / sqrt(mean(x^2) + eps) (run.c's RMSNorm, sum of squares in double).
 void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float eps);
 

@@ -2,12 +2,18 @@
 // at its ArenaRef offset and its i8 values at the instruction's q_values byte
 // offset (plan.hpp); every row result comes from the core's matvec_rows (one
 // token) or matmat_rows (a batch), which agree bit for bit, so the thread
-// count, the row blocking and the batch size never change a bit.
+// count, the row blocking and the batch size never change a bit. The one
+// exception: a batch with bf16/f16 weights under exact numerics runs graph's
+// own f32 GEMM (gemm_f32.cpp, widening the weights as it packs them): the
+// f32 model's prefill sums on the upcast weights, faster than the core's
+// register tiles (which keep decode's bits) on this project's Zen 5.
 #include "typed_ops.hpp"
 
 #include <algorithm>
 #include <span>
 
+#include "kernels.hpp"
+#include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/q8_math.hpp"
 
@@ -18,6 +24,14 @@ size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
 // Below this many weights a product runs on one thread.
 constexpr int64_t kParallelMinWeights = int64_t{1} << 16;
+
+// Whether a batch with `w` runs graph's GEMM: bf16/f16 weights whose core
+// batch path under `numerics` is not a fast (bf16-rounding) one.
+bool half_batch_on_gemm(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
+  if (w.dtype != DType::bf16 && w.dtype != DType::f16) return false;
+  const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
+  return !half_path_is_fast(half_batch_path(kind, kernel, numerics));
+}
 
 }  // namespace
 
@@ -49,11 +63,14 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   }
   const int threads = exec.threads();
   const bool parallel = rows * cols * tokens >= kParallelMinWeights;
-  // As the f32 product: a few blocks per thread, whole multiples of 8 rows.
+  const bool gemm = tokens > 1 && half_batch_on_gemm(in.tw, in.q8_kernel, in.numerics);
+  // As the f32 product: a few blocks per thread, whole multiples of 8 rows
+  // (of a packed panel for the GEMM).
   const int64_t n_blocks =
       parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * 4, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
-  const int64_t rows_per_block = (per + 7) / 8 * 8;
+  const int64_t unit = gemm ? kMatmulPanelRows : 8;
+  const int64_t rows_per_block = (per + unit - 1) / unit * unit;
   // A batch goes through the core's batch kernel (for int8: 16 tokens in the
   // lanes of a register, rows walked 64 at a time so they stay in L2 while
   // every token passes over them, each weight row read from memory once).
@@ -68,6 +85,12 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
       if (in.format.quantized())
         x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);
       matvec_rows({out + r0, sz(r1 - r0)}, in.tw, x, r0, r1, in.q8_kernel);
+      return;
+    }
+    if (gemm) {
+      const GemmWeights type = in.tw.dtype == DType::bf16 ? GemmWeights::bf16 : GemmWeights::f16;
+      matmul_rows(simd_level(), out, in.out.ld, type, in.tw.data.data(), a, in.a.ld, cols, tokens,
+                  r0, r1, nullptr, 0);
       return;
     }
     matmat_rows(all, in.out.ld, in.tw, batch, r0, r1, in.q8_kernel);
