@@ -20,11 +20,6 @@ void half_matmat_rows_avx512(float* out, int64_t out_stride, const BlockMatrix& 
 void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x, int64_t row_begin,
                              int64_t row_end);
 
-// Fast, AVX512-BF16, bf16 weights: x rounded to bf16, vdpbf16ps.
-void half_matmat_rows_avx512_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
-                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
-                                  int64_t row_end);
-
 // x (f32 [n]) rounded to bf16 (nearest even) into out (bf16 [padded], the
 // values past n zero), padded a multiple of 32; needs AVX512-BF16.
 void round_to_bf16(const float* x, int64_t n, uint16_t* out, int64_t padded);

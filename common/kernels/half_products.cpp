@@ -15,8 +15,6 @@ const char* to_string(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return "avx512-f32";
-    case HalfPath::avx512_bf16:
-      return "avx512-bf16";
     case HalfPath::onednn_bf16:
       return "onednn-bf16";
     default:
@@ -24,16 +22,12 @@ const char* to_string(HalfPath path) {
   }
 }
 
-bool half_path_is_fast(HalfPath path) {
-  return path == HalfPath::avx512_bf16 || path == HalfPath::onednn_bf16;
-}
+bool half_path_is_fast(HalfPath path) { return path == HalfPath::onednn_bf16; }
 
 const char* half_path_requirement(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return "AVX-512 F/BW/VL";
-    case HalfPath::avx512_bf16:
-      return "AVX512-BF16";
     case HalfPath::onednn_bf16:
       return "AVX512-BF16 and oneDNN's avx512_core_bf16 ISA or above";
     default:
@@ -46,8 +40,6 @@ bool half_path_available(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return avx512;
-    case HalfPath::avx512_bf16:
-      return avx512 && cpu_features().avx512bf16;
     case HalfPath::onednn_bf16:  // the activations are rounded with AVX512-BF16
       return avx512 && cpu_features().avx512bf16 && detail::onednn_bf16_isa();
     default:
@@ -148,15 +140,12 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
       detail::half_matmat_rows_avx512(out.data(), out_stride, w, x.data(), ld, n, row_begin,
                                       row_end);
       return;
-    case HalfPath::avx512_bf16:
     case HalfPath::onednn_bf16:
       if (w.kind != BlockKind::bf16) {
-        throw Error(std::string("half_matmat_rows: the ") + to_string(path) +
-                    " path takes bf16 weights, not F16");
+        throw Error("half_matmat_rows: the onednn-bf16 path takes bf16 weights, not F16");
       }
-      (path == HalfPath::onednn_bf16 ? detail::half_matmat_rows_onednn_bf16
-                                     : detail::half_matmat_rows_avx512_bf16)(
-          out.data(), out_stride, w, x.data(), ld, n, row_begin, row_end);
+      detail::half_matmat_rows_onednn_bf16(out.data(), out_stride, w, x.data(), ld, n, row_begin,
+                                           row_end);
       return;
     case HalfPath::portable:
       break;

@@ -5,9 +5,8 @@
 //   row_f16 for that pair, bit for bit: the same 16 f32 lanes per result, the
 //   same fused multiply-adds in the same order (f16: two accumulators over
 //   32-value steps, the tail into the first), the same pairwise horizontal sum.
-// - fast (bf16 only): the vectors are rounded to bf16 pairs once per call and
-//   vdpbf16ps multiplies 32 weight/activation pairs per instruction into 16
-//   f32 lanes (twice the FMA rate).
+// Also the rounding of activations to bf16 for the fast path (whose products
+// oneDNN runs: half_products_onednn.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -15,7 +14,6 @@
 
 #include "half_kernels.hpp"
 #include "llama/kernels/simd_target.hpp"
-#include "llama/uninitialized_array.hpp"
 
 #define LLAMA_TARGET_AVX512_BF16                                                     \
   __attribute__((                                                                    \
@@ -127,36 +125,6 @@ LLAMA_TARGET_AVX512 void f16_tile(const uint16_t* w, int64_t w_ld, const float* 
     for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(_mm512_add_ps(a0[r][t], a1[r][t]));
 }
 
-// Fast: xb holds the vectors as bf16, each padded with zeros to a multiple of
-// 32 values (xb_ld apart); weights past n are masked to zero.
-template <int R, int T>
-LLAMA_TARGET_AVX512_BF16 void bf16_fast_tile(const uint16_t* w, int64_t w_ld, const uint16_t* xb,
-                                             int64_t xb_ld, int64_t n, float* out, int64_t out_ld) {
-  __m512 acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 32 <= n; k += 32) {
-    __m512bh wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * w_ld + k);
-    for (int t = 0; t < T; ++t) {
-      const auto xv = (__m512bh)_mm512_loadu_si512(xb + t * xb_ld + k);
-      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv[r], xv);
-    }
-  }
-  if (k < n) {
-    const auto m = static_cast<__mmask32>((1u << (n - k)) - 1);  // n - k < 32
-    __m512bh wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = (__m512bh)_mm512_maskz_loadu_epi16(m, w + r * w_ld + k);
-    for (int t = 0; t < T; ++t) {
-      const auto xv = (__m512bh)_mm512_loadu_si512(xb + t * xb_ld + k);
-      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv[r], xv);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(acc[r][t]);
-}
-
 // Decode: rows [row_begin, row_end) of W x into out[r - row_begin], R rows at a
 // time so each 16 values of x are loaded once for R rows and R independent
 // FMA chains overlap; the next R rows are prefetched a cache line per row
@@ -225,8 +193,8 @@ LLAMA_TARGET_AVX512 void f16_rows(const uint16_t* w, int64_t cols, const float* 
 
 // One register tile of up to R rows and kVectors vectors, dispatched on the
 // remainders.
-template <template <int, int> class Tile, int R, typename In>
-LLAMA_TARGET_AVX512 void run_vectors(const uint16_t* w, int64_t w_ld, const In* x, int64_t ld,
+template <template <int, int> class Tile, int R>
+LLAMA_TARGET_AVX512 void run_vectors(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
                                      int64_t n, int64_t vectors, float* out, int64_t out_ld) {
   int64_t t = 0;
   for (; t + kVectors <= vectors; t += kVectors) {
@@ -261,26 +229,20 @@ struct F16Tile {
     f16_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
   }
 };
-template <int R, int T>
-struct Bf16FastTile {
-  LLAMA_TARGET_AVX512_BF16 static void run(const uint16_t* w, int64_t w_ld, const uint16_t* x,
-                                           int64_t ld, int64_t n, float* out, int64_t out_ld) {
-    bf16_fast_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
-  }
-};
 
 // Rows [row_begin, row_end) in tiles of kTileRows; within a tile, every group
 // of kVectors vectors passes over the tile's rows R at a time.
-template <template <int, int> class Tile, int R, typename In>
-LLAMA_TARGET_AVX512 void run_rows(float* out, int64_t out_stride, const BlockMatrix& w, const In* x,
-                                  int64_t ld, int64_t n, int64_t row_begin, int64_t row_end) {
+template <template <int, int> class Tile, int R>
+LLAMA_TARGET_AVX512 void run_rows(float* out, int64_t out_stride, const BlockMatrix& w,
+                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
+                                  int64_t row_end) {
   const int64_t cols = w.cols;
   const auto* base = reinterpret_cast<const uint16_t*>(w.bytes.data());
   for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
     const int64_t r1 = std::min(row_end, r0 + kTileRows);
     for (int64_t t = 0; t < n; t += kVectors) {
       const int64_t vectors = std::min<int64_t>(kVectors, n - t);
-      const In* xt = x + t * ld;
+      const float* xt = x + t * ld;
       float* ot = out + t * out_stride;
       int64_t r = r0;
       for (; r + R <= r1; r += R) {
@@ -337,17 +299,6 @@ LLAMA_TARGET_AVX512 void half_matmat_rows_avx512(float* out, int64_t out_stride,
   } else {
     run_rows<F16Tile, 2>(out, out_stride, w, x, ld, n, row_begin, row_end);
   }
-}
-
-LLAMA_TARGET_AVX512_BF16 void half_matmat_rows_avx512_bf16(float* out, int64_t out_stride,
-                                                           const BlockMatrix& w, const float* x,
-                                                           int64_t ld, int64_t n, int64_t row_begin,
-                                                           int64_t row_end) {
-  // bf16 [n, padded]: the vectors rounded once for every row of this call.
-  const int64_t padded = (w.cols + 31) / 32 * 32;
-  UninitializedArray<uint16_t> xb(static_cast<size_t>(n * padded));
-  for (int64_t t = 0; t < n; ++t) round_to_bf16(x + t * ld, w.cols, xb.data() + t * padded, padded);
-  run_rows<Bf16FastTile, 4>(out, out_stride, w, xb.data(), padded, n, row_begin, row_end);
 }
 
 }  // namespace llama::detail

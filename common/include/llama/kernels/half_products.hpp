@@ -18,16 +18,17 @@
 //   of the mapped rows, no reordered copy), sums in f32. oneDNN picks its
 //   kernel for the CPU itself: brgemm on AVX512-BF16, AMX-BF16 tiles where the
 //   CPU has them. Chosen by measurement: 400-470 GFLOP/s on one Zen 5 core for
-//   the 340M shape's products against 221-240 for avx512-bf16 below.
-// - fast, avx512-bf16 (AVX512-BF16, bf16 weights only): the same rounding,
-//   vdpbf16ps on weight and activation pairs in 4x4 register tiles. Kept as a
-//   second implementation of the policy (tests check both against portable).
-// Both fast paths: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result
-// (rounding x to bf16 moves each term by at most 2^-9 of itself; the rest is
-// the f32 summation's rounding, which both policies share in size).
+//   the 340M shape's products against 221-240 for the hand-written
+//   vdpbf16ps register tiles this replaced (docs/performance.md).
+// Fast: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result for K <= 16384
+// columns. Rounding x_k to bf16 (8 significant bits, nearest even) moves each
+// term by at most 2^-9 of itself; a bf16 x bf16 product is exact in f32; each
+// policy's f32 summation of K terms errs by at most K * 2^-24 * sum |w_k x_k|
+// (both together <= 2^-9 of it for K <= 16384); vdpbf16ps flushes subnormals,
+// which moves a result by less than K * 2^-126 besides.
 //
 // Levels: these kernels need AVX-512 F/BW/VL only (plus AVX512-BF16 for the
-// fast paths), not the VNNI the int8 kernels want, so they pick their own
+// fast path), not the VNNI the int8 kernels want, so they pick their own
 // level (half_decode_path) rather than following best_q8_kernel().
 #pragma once
 
@@ -41,10 +42,10 @@
 
 namespace llama {
 
-enum class HalfPath { portable, avx512, avx512_bf16, onednn_bf16 };
+enum class HalfPath { portable, avx512, onednn_bf16 };
 inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx512,
-                                          HalfPath::avx512_bf16, HalfPath::onednn_bf16};
-// "portable", "avx512-f32", "avx512-bf16", "onednn-bf16".
+                                          HalfPath::onednn_bf16};
+// "portable", "avx512-f32", "onednn-bf16".
 const char* to_string(HalfPath path);
 // Whether the path rounds activations to bf16 (the fast policy's paths).
 bool half_path_is_fast(HalfPath path);
