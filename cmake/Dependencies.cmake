@@ -26,7 +26,9 @@ pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 # hand-written vdpbf16ps kernel on this project's Zen 5 machine, and it takes
 # AMX-BF16 tiles itself on CPUs that have them. Its config needs OpenCL's
 # headers (Debian's build has a GPU runtime; ocl-icd-opencl-dev). Debian builds
-# it on OpenMP: libgomp is linked (without -fopenmp for our sources) to keep
-# each of its calls on the calling thread (omp_set_num_threads).
+# it on GNU OpenMP: its own runtime, libgomp.so.1 (a dependency of libdnnl2), is
+# linked to set the calling thread's team size (omp_set_num_threads), never
+# FindOpenMP's, which is LLVM's libomp under clang (a second, unrelated runtime)
+# and would add -fopenmp to our sources.
 find_package(dnnl 2.6 CONFIG REQUIRED)
-find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_library(LLAMA_GOMP_LIBRARY NAMES libgomp.so.1 gomp REQUIRED)

@@ -22,14 +22,20 @@
 // is 1 for the call (omp_set_num_threads, restored after), so oneDNN never
 // starts a team beside the backend's threads (and OpenBLAS's, which blas keeps
 // to one per call too).
-#include <omp.h>
-
 #include <dnnl.hpp>
 #include <string>
 
 #include "half_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/uninitialized_array.hpp"
+
+// The OpenMP runtime's C API (libgomp, the runtime Debian's oneDNN runs on),
+// declared here rather than through <omp.h>: clang ships that header only with
+// LLVM's libomp, a different runtime, and this file is built without -fopenmp.
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int);
+}
 
 namespace llama::detail {
 namespace {
