@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #endif
 
+#include "avx512_transpose.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/simd_target.hpp"
@@ -67,35 +68,6 @@ constexpr int64_t kWideKeys = 16;
 constexpr __mmask16 kAll16 = 0xffff;
 constexpr __mmask8 kAll8 = 0xff;
 
-// r[i] lane j = r[j] lane i on return (a 16 x 16 transpose in 64 shuffles).
-LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
-  __m512 t[16], u[16];
-  for (int k = 0; k < 8; ++k) {  // 128-bit lane L of rows 2k, 2k+1 interleaved
-    t[2 * k] = _mm512_maskz_unpacklo_ps(kAll16, r[2 * k], r[2 * k + 1]);
-    t[2 * k + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[2 * k], r[2 * k + 1]);
-  }
-  // u[4k + m]'s 128-bit lane L: element 4L + m of rows 4k .. 4k+3.
-  for (int k = 0; k < 4; ++k) {
-    const __m512d a = _mm512_castps_pd(t[4 * k]), b = _mm512_castps_pd(t[4 * k + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * k + 2]), d = _mm512_castps_pd(t[4 * k + 3]);
-    u[4 * k] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
-    u[4 * k + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
-    u[4 * k + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, d));
-    u[4 * k + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, d));
-  }
-  for (int m = 0; m < 4; ++m) {
-    // [rows 0-3, 0-3, 4-7, 4-7] (elements m, 8+m / 4+m, 12+m), then 8-15 alike.
-    const __m512 v0 = _mm512_maskz_shuffle_f32x4(kAll16, u[m], u[4 + m], 0x88);
-    const __m512 w0 = _mm512_maskz_shuffle_f32x4(kAll16, u[m], u[4 + m], 0xdd);
-    const __m512 v1 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + m], u[12 + m], 0x88);
-    const __m512 w1 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + m], u[12 + m], 0xdd);
-    r[m] = _mm512_maskz_shuffle_f32x4(kAll16, v0, v1, 0x88);
-    r[8 + m] = _mm512_maskz_shuffle_f32x4(kAll16, v0, v1, 0xdd);
-    r[4 + m] = _mm512_maskz_shuffle_f32x4(kAll16, w0, w1, 0x88);
-    r[12 + m] = _mm512_maskz_shuffle_f32x4(kAll16, w0, w1, 0xdd);
-  }
-}
-
 // scores[j] = (q . key j) / root for the 16 keys at k + j * stride, hs a
 // multiple of 16: key j's FMA chain over the head in order runs in lane j
 // (16 of its elements loaded per row and transposed), so each score is
@@ -107,7 +79,7 @@ LLAMA_TARGET_AVX512 void score16_avx512(const float* q, int64_t hs, const float*
   for (int64_t i0 = 0; i0 < hs; i0 += 16) {
     __m512 r[16];
     for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(k + j * stride + i0);
-    transpose16(r);
+    ::llama::detail::avx512::transpose16(r);
     for (int i = 0; i < 16; ++i) acc = _mm512_fmadd_ps(_mm512_set1_ps(q[i0 + i]), r[i], acc);
   }
   _mm512_storeu_ps(scores, _mm512_div_ps(acc, _mm512_set1_ps(root)));

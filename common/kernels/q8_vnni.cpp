@@ -15,6 +15,9 @@
 // row_dot (q8_vnni_ops.hpp).
 // (The previous kernel, one row at a time with |w| and x carrying w's sign,
 // spent half its time in per-row reductions and a latency-bound FMA chain.)
+#include <algorithm>
+
+#include "avx512_transpose.hpp"
 #include "q8_kernels.hpp"
 #include "q8_vnni_ops.hpp"
 
@@ -40,6 +43,21 @@ LLAMA_VNNI inline void prefetch_scales(const float* ws, int64_t groups, int64_t 
   }
 }
 
+// sc[j * 16 + i] = ws[i * groups + g0 + j], the scales of groups [g0, g0 +
+// 16) for the block's rows i < n (0 past them and past the last group): one
+// transpose per 16 groups where a gather per group took 12% of the kernel
+// (its 16 loads, each a different line, on the critical path).
+LLAMA_VNNI inline void block_scales(const float* ws, int64_t groups, int64_t g0, int64_t n,
+                                    float* sc) {
+  const int64_t m = std::min<int64_t>(16, groups - g0);
+  const auto in_row = static_cast<__mmask16>((1u << m) - 1);
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i)
+    r[i] = _mm512_maskz_loadu_ps(i < n ? in_row : 0, ws + i * groups + g0);
+  avx512::transpose16(r);
+  for (int j = 0; j < 16; ++j) _mm512_store_ps(sc + j * 16, r[j]);
+}
+
 // Rows [r, r + n), n <= 16, into out[0, n): for each group in order, the 16
 // rows' int32 dots are summed lane per row (reduce16), corrected, and fed to
 // 16 side-by-side f32 chains. corr[g] = 128 * sum of x's group g.
@@ -50,10 +68,7 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
   const int64_t gs = x.group_size, groups = cols / gs;
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
-  // Lane i: where row r + i's scales start, relative to row r's.
-  const __m512i scale_at =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int32_t>(groups)));
+  alignas(64) float sc[16 * 16];  // f32 [16 groups, 16 rows]: block_scales
   const int8_t* wr = w.values.data() + r * cols;
   const float* ws = w.scales.data() + r * groups;
   // The last block prefetches itself (no address past the tensor).
@@ -63,6 +78,7 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
   __m512 val = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     prefetch_scales(next_ws, groups, g);
+    if (g % 16 == 0) block_scales(ws, groups, g, Tail ? n : 16, sc);
     __m512i acc[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
@@ -85,8 +101,7 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
       }
     }
     const __m512i dots = _mm512_sub_epi32(reduce16(acc), _mm512_set1_epi32(corr[g]));
-    const __m512 w_scale =
-        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, scale_at, ws + g, sizeof(float));
+    const __m512 w_scale = _mm512_load_ps(sc + (g % 16) * 16);
     const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), w_scale);
     val = _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
                                 val);
@@ -95,12 +110,9 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
 }
 
 // val + float(dots - corr[g]) * w_scale * x_scale for group g of 16 rows
-// (runq.c's step, lane per row).
-LLAMA_VNNI inline __m512 group_step(__m512 val, __m512i dots, __mmask16 rows, __m512i scale_at,
-                                    const float* ws, const int32_t* corr, const Q8View& x,
-                                    int64_t g) {
-  const __m512 w_scale =
-      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), rows, scale_at, ws + g, sizeof(float));
+// (runq.c's step, lane per row; w_scale from block_scales).
+LLAMA_VNNI inline __m512 group_step(__m512 val, __m512i dots, __m512 w_scale, const int32_t* corr,
+                                    const Q8View& x, int64_t g) {
   const __m512 scaled = _mm512_mul_ps(
       _mm512_maskz_cvtepi32_ps(kAll16, _mm512_sub_epi32(dots, _mm512_set1_epi32(corr[g]))),
       w_scale);
@@ -118,9 +130,7 @@ LLAMA_VNNI inline void rows_dot32(float* out, const QuantizedTensor& w, const Q8
   const int64_t groups = cols / 32;
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
-  const __m512i scale_at =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int32_t>(groups)));
+  alignas(64) float sc[16 * 16];  // f32 [16 groups, 16 rows]: block_scales
   const int8_t* wr = w.values.data() + r * cols;
   const float* ws = w.scales.data() + r * groups;
   const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
@@ -130,6 +140,7 @@ LLAMA_VNNI inline void rows_dot32(float* out, const QuantizedTensor& w, const Q8
   for (int64_t g = 0; g < groups; g += 2) {
     prefetch_scales(next_ws, groups, g);
     if (g + 1 < groups) prefetch_scales(next_ws, groups, g + 1);
+    if (g % 16 == 0) block_scales(ws, groups, g, Tail ? n : 16, sc);
     const bool pair = g + 1 < groups;
     const __mmask64 bytes = pair ? ~__mmask64{0} : first_bytes(32);
     for (int64_t line = g * 32 * 16; line < (g + 2) * 32 * 16 && line < 16 * cols; line += 64) {
@@ -145,8 +156,8 @@ LLAMA_VNNI inline void rows_dot32(float* out, const QuantizedTensor& w, const Q8
     }
     __m512i lo, hi;
     reduce16_halves(acc, lo, hi);
-    val = group_step(val, lo, rows, scale_at, ws, corr, x, g);
-    if (pair) val = group_step(val, hi, rows, scale_at, ws, corr, x, g + 1);
+    val = group_step(val, lo, _mm512_load_ps(sc + (g % 16) * 16), corr, x, g);
+    if (pair) val = group_step(val, hi, _mm512_load_ps(sc + (g % 16 + 1) * 16), corr, x, g + 1);
   }
   _mm512_mask_storeu_ps(out, rows, val);
 }
