@@ -124,6 +124,37 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
   }
 }
 
+TEST_CASE("block products: a row's f32-activation product does not depend on the row range",
+          "[gguf][kernels]") {
+  // The AVX-512 kernels take several rows per pass (Q4_0: 8) and single rows
+  // after; every row must come out with the bits of a one-row call, so that
+  // thread splits and the batch (64-row tiles) change nothing.
+  for (BlockKind kind :
+       {BlockKind::f16, BlockKind::bf16, BlockKind::q4_0, BlockKind::q4_k, BlockKind::q6_k})
+    for (int64_t cols : {256, 1024 + 256, 544}) {
+      if (cols == 544 && kind != BlockKind::q4_0 && kind != BlockKind::f16) continue;
+      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+        if (!llama::q8_kernel_available(kernel)) {
+          WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
+          continue;
+        }
+        INFO(llama::to_string(kind) << " cols " << cols << " " << llama::to_string(kernel));
+        const int64_t rows = 37;
+        const auto bytes = random_blocks(kind, rows, cols, 17);
+        const BlockMatrix w{bytes, rows, cols, kind};
+        const auto x = random_vector(cols, 19);
+        std::vector<float> all(rows), part(rows - 4), one(1);
+        llama::blocks_matvec_rows_f32(all, w, x, 0, rows, kernel);
+        llama::blocks_matvec_rows_f32(part, w, x, 3, rows - 1, kernel);
+        CHECK(std::memcmp(all.data() + 3, part.data(), part.size() * 4) == 0);
+        for (int64_t r = 0; r < rows; ++r) {
+          llama::blocks_matvec_rows_f32(one, w, x, r, r + 1, kernel);
+          REQUIRE(std::memcmp(&one[0], &all[r], 4) == 0);
+        }
+      }
+    }
+}
+
 TEST_CASE("block products: dequantize_rows is the blocks' one definition", "[gguf][kernels]") {
   const auto bytes = random_blocks(BlockKind::q4_k, 4, 512, 3);
   const BlockMatrix w{bytes, 4, 512, BlockKind::q4_k};

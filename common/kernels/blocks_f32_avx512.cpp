@@ -9,6 +9,7 @@
 //   Q6_K:  d * sc * (sum q x - 32 sum x)                 (per 16 values)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -86,6 +87,51 @@ LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx,
     corr = std::fma(d, sx[b], corr);
   }
   return hsum(acc) - 8.0f * corr;
+}
+
+// Q4_0, 8 rows [w, w + 8 * row_bytes) at once: each row's operations are
+// row_q4_0's in the same order (so the same bits), the rows' chains side by
+// side so that none waits on its own FMA latency, x's block loaded once for
+// all; the codes become floats by a table lookup (vpermps reads only the low 4
+// bits of each index lane: no mask for the low nibbles). The next rows
+// (contiguous) are prefetched meanwhile, as much per block as this block
+// covers: without it the interleaved rows stream from DRAM at a third of the
+// speed (measured). Cache-resident, one thread, ns per block: row_q4_0 1.11,
+// this 0.87-0.88 (0.92 with vcvtdq2ps instead of the lookup).
+constexpr int kRowsQ4 = 8;
+LLAMA_AVX512 void rows_q4_0(const std::byte* w, int64_t row_bytes, const std::byte* next,
+                            const float* x, const float* sx, int64_t blocks, float* out) {
+  const __m512 table = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (next != nullptr) {
+      for (int64_t line = b * 18 * kRowsQ4; line < (b + 1) * 18 * kRowsQ4; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(next) + line, _MM_HINT_T2);
+      }
+    }
+    const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
+    const float s = sx[b];
+    const auto row = [&](int i, __m512& acc, float& corr) LLAMA_AVX512 {
+      const auto* blk = reinterpret_cast<const BlockQ4_0*>(w + i * row_bytes) + b;
+      const __m512i v = load16_u8(blk->qs);
+      const __m512 lo = _mm512_maskz_permutexvar_ps(kAll, v, table);
+      const __m512 hi =
+          _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, v, 4), table);
+      __m512 t = _mm512_mul_ps(lo, x0);
+      t = _mm512_fmadd_ps(hi, x1, t);
+      uint16_t h;
+      std::memcpy(&h, &blk->d, 2);
+      const float d = _cvtsh_ss(h);
+      acc = _mm512_fmadd_ps(t, _mm512_set1_ps(d), acc);
+      corr = std::fma(d, s, corr);
+    };
+    row(0, a0, c0), row(1, a1, c1), row(2, a2, c2), row(3, a3, c3);
+    row(4, a4, c4), row(5, a5, c5), row(6, a6, c6), row(7, a7, c7);
+  }
+  const __m512 acc[kRowsQ4] = {a0, a1, a2, a3, a4, a5, a6, a7};
+  const float corr[kRowsQ4] = {c0, c1, c2, c3, c4, c5, c6, c7};
+  for (int i = 0; i < kRowsQ4; ++i) out[i] = hsum(acc[i]) - 8.0f * corr[i];
 }
 
 // Q4_K: sx[s] = sum of x's 32-value sub-block s (8 per super-block).
@@ -184,7 +230,15 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
   UninitializedArray<float> heap(sums && n / run > 4096 ? static_cast<size_t>(n / run) : 0);
   float* sx = heap.size() > 0 ? heap.data() : stack;
   if (sums) run_sums(x.data(), n, run, sx);
-  for (int64_t r = row_begin; r < row_end; ++r) {
+  int64_t r = row_begin;
+  if (w.kind == BlockKind::q4_0) {
+    for (; r + kRowsQ4 <= row_end; r += kRowsQ4) {
+      // The last rows of the range prefetch nothing (no address past it).
+      const std::byte* next = r + 2 * kRowsQ4 <= row_end ? w.row(r + kRowsQ4) : nullptr;
+      rows_q4_0(w.row(r), w.row_bytes(), next, x.data(), sx, n / 32, out.data() + (r - row_begin));
+    }
+  }
+  for (; r < row_end; ++r) {
     const std::byte* row = w.row(r);
     float v = 0.0f;
     switch (w.kind) {

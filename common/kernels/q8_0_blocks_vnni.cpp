@@ -200,18 +200,17 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
         _mm_prefetch(reinterpret_cast<const char*>(next) + line, kNextRowsHint);
       }
     }
-    const __m512i xq = pair ? _mm512_loadu_si512(xv + g * 32)
-                            : _mm512_maskz_inserti64x4(
-                                  kAll8, _mm512_setzero_si512(),
-                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + g * 32)),
-                                  0);
+    const __m512i xq =
+        pair ? _mm512_loadu_si512(xv + g * 32)
+             : _mm512_maskz_inserti64x4(
+                   kAll8, _mm512_setzero_si512(),
+                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + g * 32)), 0);
     __m512i acc[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
       const std::byte* blk = w + i * row_bytes + g * 34;
       const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-      const __m256i hi =
-          pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : lo;
+      const __m256i hi = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : lo;
       const __m512i wv = _mm512_maskz_inserti64x4(
           kAll8, _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), lo, 0), hi, 1);
       acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(wv, flip), xq);
