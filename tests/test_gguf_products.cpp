@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "llama/error.hpp"
@@ -174,24 +175,78 @@ TEST_CASE("block products: Q8_0 activations are quantized as llama.cpp does on x
   x[4] = 126.6f;
   // Block 2: a scale whose f16 rounding shows.
   for (int j = 0; j < 32; ++j) x[32 + j] = 0.001f * static_cast<float>(j);
-  llama::Q8Vector q;
-  llama::quantize_activations_q8_0_blocks(x, q);
-  CHECK(q.group_size == 32);
-  CHECK(q.scales[0] == 1.0f);
-  CHECK(q.values[1] == 2);
-  CHECK(q.values[2] == -4);
-  CHECK(q.values[3] == 0);
-  CHECK(q.values[4] == 127);
-  CHECK(q.values[0] == 127);
-  CHECK(q.scales[1] == llama::f16_to_f32(llama::f32_to_f16(0.031f / 127.f)));
-  CHECK(q.scales[1] != 0.031f / 127.f);
-  CHECK(q.values[32 + 31] == 127);
-  CHECK(q.values[32 + 16] == static_cast<int8_t>(std::nearbyint(0.016f * (127.f / 0.031f))));
-  // A zero block: scale 0, values 0.
-  std::vector<float> zeros(32, 0.0f);
-  llama::quantize_activations_q8_0_blocks(zeros, q);
-  CHECK(q.scales[0] == 0.0f);
-  CHECK(q.values[7] == 0);
+  for (llama::SimdLevel level : llama::kSimdLevels) {
+    if (!llama::simd_level_supported(level)) {
+      WARN("this CPU does not run the " << llama::to_string(level) << " level: not tested");
+      continue;
+    }
+    INFO("level " << llama::to_string(level));
+    llama::Q8Vector q;
+    q.resize(64, 32);
+    llama::quantize_activations_q8_0_blocks(x, q.values, q.scales, level);
+    CHECK(q.group_size == 32);
+    CHECK(q.scales[0] == 1.0f);
+    CHECK(q.values[1] == 2);
+    CHECK(q.values[2] == -4);
+    CHECK(q.values[3] == 0);
+    CHECK(q.values[4] == 127);
+    CHECK(q.values[0] == 127);
+    CHECK(q.scales[1] == llama::f16_to_f32(llama::f32_to_f16(0.031f / 127.f)));
+    CHECK(q.scales[1] != 0.031f / 127.f);
+    CHECK(q.values[32 + 31] == 127);
+    CHECK(q.values[32 + 16] == static_cast<int8_t>(std::nearbyint(0.016f * (127.f / 0.031f))));
+    // A zero block: scale 0, values 0.
+    std::vector<float> zeros(32, 0.0f);
+    q.resize(32, 32);
+    llama::quantize_activations_q8_0_blocks(zeros, q.values, q.scales, level);
+    CHECK(q.scales[0] == 0.0f);
+    CHECK(q.values[7] == 0);
+  }
+}
+
+TEST_CASE("block products: every SIMD level quantizes Q8_0 activations with the portable bits",
+          "[gguf][kernels]") {
+  // Random blocks of every magnitude, ties at .5 after scaling, and the odd
+  // values: NaN, infinities, -0, f16-subnormal and f16-overflowing scales.
+  const int64_t blocks = 400;
+  std::vector<float> x = random_vector(blocks * 32, 23);
+  std::mt19937 rng(29);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float m = std::ldexp(1.0f, static_cast<int>(rng() % 60) - 30);
+    for (int j = 0; j < 32; ++j) x[b * 32 + j] *= m;
+  }
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j) - 15.5f;  // 127/15.5 ties
+  x[64] = std::nanf("");
+  x[96] = std::numeric_limits<float>::infinity();
+  x[97] = 1.0f;
+  x[128] = -std::numeric_limits<float>::infinity();
+  for (int j = 0; j < 32; ++j) x[160 + j] = -0.0f;
+  for (int j = 0; j < 32; ++j) x[192 + j] = 1e-9f * static_cast<float>(j);  // f16 subnormal scale
+  for (int j = 0; j < 32; ++j) x[224 + j] = 1e7f * static_cast<float>(j - 16);  // f16 inf scale
+  x[256] = std::nanf("");
+  x[257] = -std::nanf("");
+  for (int j = 2; j < 32; ++j) x[256 + j] = std::nanf("");  // all NaN
+  std::vector<int8_t> want(x.size()), got(x.size());
+  std::vector<float> want_s(blocks), got_s(blocks);
+  llama::quantize_activations_q8_0_blocks(x, want, want_s, llama::SimdLevel::portable);
+  CHECK(want[64] == 0);
+  CHECK(want_s[8] == 0.0f);  // all NaN: amax 0
+  for (llama::SimdLevel level : llama::kSimdLevels) {
+    if (!llama::simd_level_supported(level)) {
+      WARN("this CPU does not run the " << llama::to_string(level) << " level: not tested");
+      continue;
+    }
+    INFO("level " << llama::to_string(level));
+    std::fill(got.begin(), got.end(), int8_t{99});
+    llama::quantize_activations_q8_0_blocks(x, got, got_s, level);
+    CHECK(std::memcmp(want.data(), got.data(), got.size()) == 0);
+    CHECK(std::memcmp(want_s.data(), got_s.data(), got_s.size() * 4) == 0);
+  }
+  std::vector<float> bad(40);
+  std::vector<int8_t> bv(40);
+  std::vector<float> bs(1);
+  CHECK_THROWS_WITH(llama::quantize_activations_q8_0_blocks(bad, bv, bs),
+                    Catch::Contains("do not match blocks of 32"));
 }
 
 TEST_CASE("block products: Q8_0 VNNI kernel equals the portable one bit for bit",

@@ -23,4 +23,10 @@ void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n, i
 void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
                                    std::span<const float> x, int64_t row_begin, int64_t row_end);
 
+// quantize_activations_q8_0_blocks of `blocks` blocks of 32 with AVX-512 or
+// AVX2 (block_quantize_simd.cpp): the portable loop's bits; the caller checks
+// the CPU.
+void quantize_q8_0_blocks_avx512(const float* x, int64_t blocks, int8_t* values, float* scales);
+void quantize_q8_0_blocks_avx2(const float* x, int64_t blocks, int8_t* values, float* scales);
+
 }  // namespace llama::detail

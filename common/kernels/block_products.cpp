@@ -11,6 +11,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/blocks.hpp"
 #include "llama/kernels/half.hpp"
+#include "llama/kernels/simd_target.hpp"
 
 namespace llama {
 
@@ -198,6 +199,31 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, Q8Vector& out) {
 
 void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales) {
+  quantize_activations_q8_0_blocks(x, values, scales, simd_level());
+}
+
+void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
+                                      std::span<float> scales, SimdLevel level) {
+  if (x.size() != values.size() || x.size() != scales.size() * kQK) {
+    throw Error("quantize_activations_q8_0_blocks: " + std::to_string(x.size()) + " values, " +
+                std::to_string(values.size()) + " outputs and " + std::to_string(scales.size()) +
+                " scales do not match blocks of 32");
+  }
+#if LLAMA_HAVE_X86_TARGETS
+  const auto blocks = static_cast<int64_t>(scales.size());
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+      detail::quantize_q8_0_blocks_avx512(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::avx2:
+      detail::quantize_q8_0_blocks_avx2(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::portable:
+      break;
+  }
+#else
+  (void)level;
+#endif
   for (size_t b = 0; b < scales.size(); ++b) {
     const float* xb = x.data() + b * kQK;
     float amax = 0.0f;

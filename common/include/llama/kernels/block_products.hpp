@@ -56,6 +56,11 @@ void check_block_matrix(const BlockMatrix& w, const std::string& what);
 void quantize_activations_q8_0_blocks(std::span<const float> x, Q8Vector& out);
 void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales);
+// The same with the kernel of `level` (AVX-512 or AVX2 where asked and the CPU
+// runs it, else the best level below; the overloads above take simd_level()):
+// every level gives the same bits. Tests compare the levels.
+void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
+                                      std::span<float> scales, SimdLevel level);
 
 // Q8_0 weights: out[r - row_begin] for rows [row_begin, row_end) of W x, x
 // quantized by quantize_activations_q8_0_blocks. Both kernels give the same bits.
