@@ -21,6 +21,7 @@ enum class Fault {
   derailed,               // at position 10 the argmax moves to another token
   f32_only,               // not a fault: claims f32 only, and refuses other dtypes
   accepts_unclaimed,      // claims f32 only, yet prepares a Q8_0 model
+  accepts_gguf_blocks,    // claims llama2.c's dtypes and bf16/f16, yet prepares GGUF block models
   noisy_on_16_bit,        // noise only on models with bf16 or f16 weights
   ignores_rewind,         // counts positions itself: a call below the next one appends
 };
@@ -33,6 +34,9 @@ class FaultyWrapper final : public InferenceBackend {
   std::string name() const override { return "faulty:" + inner_->name(); }
   DTypeSet supported_dtypes() const override {
     if (fault_ == Fault::f32_only || fault_ == Fault::accepts_unclaimed) return {DType::f32};
+    if (fault_ == Fault::accepts_gguf_blocks) {
+      return {DType::f32, DType::q8_0, DType::bf16, DType::f16};
+    }
     return inner_->supported_dtypes();
   }
 
@@ -111,6 +115,9 @@ const WrapperRegistrar kF32Only{"test-f32-only", "test only: claims and runs f32
 const WrapperRegistrar kAcceptsUnclaimed{"test-accepts-unclaimed",
                                          "test only: claims f32 only, prepares Q8_0 anyway",
                                          make_faulty(Fault::accepts_unclaimed)};
+const WrapperRegistrar kAcceptsGgufBlocks{
+    "test-accepts-gguf-blocks", "test only: claims no GGUF block type, prepares them anyway",
+    make_faulty(Fault::accepts_gguf_blocks)};
 const WrapperRegistrar kDerailed{"test-derailed", "test only: another argmax at position 10",
                                  make_faulty(Fault::derailed)};
 const WrapperRegistrar kIgnoresRewind{"test-ignores-rewind",

@@ -170,6 +170,16 @@ TEST_CASE("llama-conformance reports each failing check and exits 1 on a broken 
                               Contains("q-gqa.v2.bin (f32, q8_0): prepare accepted a model "
                                        "holding q8_0, which the backend does not claim"));
   CHECK_THAT(accepts.out, Contains("0 passed, 1 failed, 1 not claimed: DOES NOT CONFORM\n"));
+  // GGUF's block types are among the models (llama.cpp's files, read in place):
+  // test-f32-only refused them above; one claiming none of them that prepares
+  // them anyway fails on the first.
+  const auto blocks =
+      conformance({"-b", "test-accepts-gguf-blocks:blas", "--check", "unclaimed-refused"});
+  CHECK(blocks.exit_code == 1);
+  CHECK_THAT(blocks.out, Contains("FAIL") && Contains("stories1M.q8_0.gguf (f32, block_q8_0): "
+                                                      "prepare accepted a model holding "
+                                                      "block_q8_0, which the backend does not "
+                                                      "claim"));
 
   const auto good = conformance({"-b", "blas", "--check", "registered"});
   CHECK(good.exit_code == 0);
