@@ -5,6 +5,8 @@
 // backend's exactly dequantized ones.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "llama/backend.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/registry.hpp"
@@ -47,8 +49,11 @@ struct Run {
   std::vector<std::vector<float>> logits;  // f32 [positions][vocab_size]
 };
 
-Run run_along(const Model& model, const std::string& backend, const std::vector<int32_t>& stream) {
-  auto b = test::make_backend(backend);
+Run run_along(const Model& model, const std::string& backend, const std::vector<int32_t>& stream,
+              Numerics numerics = Numerics::exact) {
+  BackendOptions o;
+  o.numerics = numerics;
+  auto b = BackendRegistry::instance().create(backend, o);
   b->prepare(model);
   Run r;
   for (size_t pos = 0; pos < stream.size(); ++pos) {
@@ -110,5 +115,49 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
       INFO("worst relative logit difference from reference " << worst);
       CHECK(worst <= 1e-4);
     }
+  }
+}
+
+TEST_CASE("gguf parity: numerics fast runs Q4_0 as llama.cpp does (int8 products)",
+          "[gguf][parity]") {
+  // Q4_0 under --numerics fast: its codes - 8 against activations quantized
+  // per block of 32, llama.cpp's products. llama.cpp's first tokens and its
+  // logits within the issue's 3e-2 hold as under exact; against the exact
+  // products the logits move (measured: docs/formats.md, "GGUF speed").
+  const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
+  const auto c = std::find_if(cases.begin(), cases.end(), [](const auto& j) {
+    return j["model"].template get<std::string>().find(".q4_0.") != std::string::npos;
+  });
+  REQUIRE(c != cases.end());
+  const gguf::GgufModel g = gguf::open_model(test::model_path((*c)["model"].get<std::string>()));
+  const auto stream = (*c)["stream"].get<std::vector<int32_t>>();
+  const auto prompt = (*c)["prompt_tokens"].get<std::vector<int32_t>>();
+  const size_t same = (*c)["compare_first"].get<size_t>();
+  const Run exact = run_along(g.model, "reference", stream);
+  for (const char* backend : {"blas", "graph"}) {
+    INFO("backend " << backend);
+    const Run r = run_along(g.model, backend, stream, Numerics::fast);
+    for (size_t pos = prompt.size() - 1; pos + 1 < same; ++pos) {
+      INFO("position " << pos);
+      REQUIRE(r.argmax[pos] == stream[pos + 1]);
+    }
+    for (const auto& [key, top] : (*c)["top_logits"].items()) {
+      const size_t pos = prompt.size() - 1 + std::stoul(key);
+      std::vector<float> ours, theirs;
+      for (const auto& pair : top) {
+        ours.push_back(r.logits[pos][pair[0].get<size_t>()]);
+        theirs.push_back(pair[1].get<float>());
+      }
+      const double d = test::relative_diff(ours, theirs);
+      INFO("logits at position " << pos << ": " << d << " from llama.cpp's");
+      CHECK(d <= 3e-2);
+    }
+    double worst = 0;
+    for (size_t pos = 0; pos < r.logits.size(); ++pos) {
+      worst = std::max(worst, test::relative_diff(r.logits[pos], exact.logits[pos]));
+    }
+    INFO("worst relative logit difference from the exact products " << worst);
+    CHECK(worst > 1e-4);  // the int8 products ran
+    CHECK(worst <= 3e-2);
   }
 }

@@ -249,69 +249,86 @@ TEST_CASE("block products: every SIMD level quantizes Q8_0 activations with the 
                     Catch::Contains("do not match blocks of 32"));
 }
 
-TEST_CASE("block products: Q8_0 VNNI kernel equals the portable one bit for bit",
-          "[gguf][kernels]") {
+TEST_CASE(
+    "block products: Q8_0 and Q4_0 VNNI kernels with q8_0-block inputs equal the portable "
+    "ones bit for bit",
+    "[gguf][kernels]") {
   if (!llama::q8_kernel_available(llama::Q8Kernel::avx512_vnni)) {
     WARN("this CPU has no AVX-512 VNNI: only the portable Q8_0 kernel is tested");
     return;
   }
   // Odd and even block counts, with and without a tail after 16-block steps;
   // 37 rows: two 16-row passes (the first prefetching the second), a pair and
-  // a single row; the range [3, 36) starts off a 16-row boundary.
-  for (int64_t cols : {32, 64, 96, 512, 544, 1024, 2816}) {
-    INFO("cols " << cols);
-    const int64_t rows = 37;
-    const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, static_cast<uint32_t>(cols));
-    const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
-    llama::Q8Vector x;
-    llama::quantize_activations_q8_0_blocks(random_vector(cols, 5), x);
-    std::vector<float> a(rows), b(rows), c(rows - 4);
-    llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::Q8Kernel::portable);
-    llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::Q8Kernel::avx512_vnni);
-    CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-    llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, llama::Q8Kernel::avx512_vnni);
-    CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
-    // And both are the exact product of the quantized values to f32 rounding.
-    std::vector<float> xq(static_cast<size_t>(cols));
-    for (int64_t k = 0; k < cols; ++k) xq[k] = x.values[k] * x.scales[k / 32];
-    std::vector<double> abs;
-    const auto want = exact_products(w, xq, &abs);
-    for (int64_t r = 0; r < rows; ++r) CHECK(std::fabs(a[r] - want[r]) <= 1e-5 * abs[r]);
-  }
+  // a single row; the range [3, 36) starts off a 16-row boundary. Q4_0 is
+  // numerics fast's kind: its codes - 8 as int8.
+  for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
+    for (int64_t cols : {32, 64, 96, 512, 544, 1024, 2816}) {
+      INFO(llama::to_string(kind) << " cols " << cols);
+      const int64_t rows = 37;
+      const auto bytes = random_blocks(kind, rows, cols, static_cast<uint32_t>(cols));
+      const BlockMatrix w{bytes, rows, cols, kind};
+      llama::Q8Vector x;
+      llama::quantize_activations_q8_0_blocks(random_vector(cols, 5), x);
+      std::vector<float> a(rows), b(rows), c(rows - 4);
+      llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::Q8Kernel::portable);
+      llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::Q8Kernel::avx512_vnni);
+      CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+      llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, llama::Q8Kernel::avx512_vnni);
+      CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
+      // And both are the exact product of the quantized values to f32 rounding.
+      std::vector<float> xq(static_cast<size_t>(cols));
+      for (int64_t k = 0; k < cols; ++k) xq[k] = x.values[k] * x.scales[k / 32];
+      std::vector<double> abs;
+      const auto want = exact_products(w, xq, &abs);
+      for (int64_t r = 0; r < rows; ++r) CHECK(std::fabs(a[r] - want[r]) <= 1e-5 * abs[r]);
+    }
 }
 
-TEST_CASE("block products: the Q8_0 batch equals one vector at a time bit for bit",
-          "[gguf][kernels]") {
+TEST_CASE(
+    "block products: the Q8_0 and Q4_0 q8_0-block batch equals one vector at a time bit "
+    "for bit",
+    "[gguf][kernels]") {
   // Rows of whole 16-block steps and of steps plus a tail.
-  for (const int64_t cols : {1024, 1056})
-    for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-      if (!llama::q8_kernel_available(kernel)) continue;
-      INFO(llama::to_string(kernel) << " cols " << cols);
-      const int64_t rows = 600, tokens = 21;  // rows span three 256-row tiles
-      const auto bytes = random_blocks(BlockKind::q8_0, rows, cols, 9);
-      const BlockMatrix w{bytes, rows, cols, BlockKind::q8_0};
-      std::vector<int8_t> values(tokens * cols);
-      std::vector<float> scales(tokens * cols / 32);
-      for (int64_t t = 0; t < tokens; ++t) {
-        llama::quantize_activations_q8_0_blocks(
-            random_vector(cols, static_cast<uint32_t>(100 + t)),
-            std::span(values).subspan(t * cols, cols),
-            std::span(scales).subspan(t * cols / 32, cols / 32));
+  for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
+    for (const int64_t cols : {1024, 1056})
+      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
+        if (!llama::q8_kernel_available(kernel)) continue;
+        INFO(llama::to_string(kind) << " " << llama::to_string(kernel) << " cols " << cols);
+        const int64_t rows = 600, tokens = 21;  // rows span three 256-row tiles
+        const auto bytes = random_blocks(kind, rows, cols, 9);
+        const BlockMatrix w{bytes, rows, cols, kind};
+        std::vector<int8_t> values(tokens * cols);
+        std::vector<float> scales(tokens * cols / 32);
+        for (int64_t t = 0; t < tokens; ++t) {
+          llama::quantize_activations_q8_0_blocks(
+              random_vector(cols, static_cast<uint32_t>(100 + t)),
+              std::span(values).subspan(t * cols, cols),
+              std::span(scales).subspan(t * cols / 32, cols / 32));
+        }
+        const int64_t r0 = 5, r1 = 599;
+        std::vector<float> batch(tokens * rows, -1.0f);
+        llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
+        for (int64_t t = 0; t < tokens; ++t) {
+          const std::span<const int8_t> xv = std::span(values).subspan(t * cols, cols);
+          const std::span<const float> xs = std::span(scales).subspan(t * cols / 32, cols / 32);
+          const llama::Q8View xt(xv, xs, 32);
+          std::vector<float> one(r1 - r0);
+          llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, kernel);
+          REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
+          CHECK(batch[t * rows + r0 - 1] == -1.0f);  // rows outside the range untouched
+          CHECK(batch[t * rows + r1] == -1.0f);
+        }
       }
-      const int64_t r0 = 5, r1 = 599;
-      std::vector<float> batch(tokens * rows, -1.0f);
-      llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1, kernel);
-      for (int64_t t = 0; t < tokens; ++t) {
-        const std::span<const int8_t> xv = std::span(values).subspan(t * cols, cols);
-        const std::span<const float> xs = std::span(scales).subspan(t * cols / 32, cols / 32);
-        const llama::Q8View xt(xv, xs, 32);
-        std::vector<float> one(r1 - r0);
-        llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, kernel);
-        REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
-        CHECK(batch[t * rows + r0 - 1] == -1.0f);  // rows outside the range untouched
-        CHECK(batch[t * rows + r1] == -1.0f);
-      }
-    }
+}
+
+TEST_CASE("block products: f32-input kinds refuse q8_0-block inputs", "[gguf][kernels]") {
+  const auto bytes = random_blocks(BlockKind::q4_k, 2, 256, 3);
+  const BlockMatrix w{bytes, 2, 256, BlockKind::q4_k};
+  llama::Q8Vector x;
+  llama::quantize_activations_q8_0_blocks(random_vector(256, 5), x);
+  std::vector<float> out(2);
+  CHECK_THROWS_WITH(llama::q8_0_blocks_matvec_rows(out, w, x, 0, 2, llama::Q8Kernel::portable),
+                    "q8_0-block products: Q4_K weights take f32 inputs");
 }
 
 TEST_CASE("block products: malformed matrices are refused", "[gguf][kernels]") {

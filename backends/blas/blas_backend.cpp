@@ -49,7 +49,7 @@ BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
   if (t.dtype == DType::f32) {
     m.f32 = t.f32();  // sgemv / sgemm in place
   } else {
-    m.input = input_format(t);  // bf16, f16 and quantized: the core's kernels, in place
+    m.input = input_format(t, numerics_);  // bf16, f16 and quantized: the core's kernels, in place
   }
   return m;
 }
@@ -177,8 +177,15 @@ std::string BlasBackend::describe() const {
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
     << to_string(simd_level()) << " kernels\n"
     << "  numerics: " << to_string(numerics_)
-    << (numerics_ == Numerics::fast ? " (bf16 prefill products may round activations to bf16)\n"
-                                    : " (bf16/f16 weights upcast exactly, f32 math)\n");
+    << (numerics_ == Numerics::fast
+            ? " (bf16 prefill products may round activations to bf16; Q4_0 takes"
+              " llama.cpp's int8 products)\n"
+            : " (bf16/f16 weights upcast exactly, f32 math)\n");
+  const Matrix& first = layers_.empty() ? classifier_ : layers_.front().wq;
+  if (first.core() && first.tensor.dtype != classifier_.tensor.dtype) {
+    s << "  layer products: " << describe_products(first.tensor, kernel_, numerics_)
+      << " (the core's kernels, rows split over threads) in place of sgemv\n";
+  }
   if (classifier_.core()) {
     s << "  products: " << describe_products(classifier_.tensor, kernel_, numerics_)
       << " (the core's kernels, rows split over threads) in place of sgemv\n";

@@ -64,7 +64,10 @@ class Graph {
   ValueId weight_vector(const std::string& name, std::span<const float> data);
   // A typed matrix [rows, cols] (tensor.rows(), tensor.cols()), viewed in place;
   // its dtype must have core product kernels.
-  ValueId weight_typed(const std::string& name, const Tensor& tensor);
+  // The products' input format is input_format(tensor, numerics) (fast: Q4_0
+  // reads q8_0 blocks).
+  ValueId weight_typed(const std::string& name, const Tensor& tensor,
+                       Numerics numerics = Numerics::exact);
   ValueId matvec(ValueId w, ValueId x);
   // eps: float(Config::norm_eps).
   ValueId rmsnorm(ValueId x, ValueId w, float eps);

@@ -83,13 +83,14 @@ PlanSet GraphBackend::build_plans(int64_t tokens) const {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const LayerCopy& w = copies_.layer(l);
     const auto at = static_cast<size_t>(l);
-    p.attention_in.push_back(
-        compile(attention_in_graph(c, arithmetic_, attention_norms_[at], w, tokens), options));
+    p.attention_in.push_back(compile(
+        attention_in_graph(c, arithmetic_, attention_norms_[at], w, tokens, numerics_), options));
     p.feed_forward.push_back(
-        compile(feed_forward_graph(c, arithmetic_, ffn_norms_[at], w, tokens), options));
+        compile(feed_forward_graph(c, arithmetic_, ffn_norms_[at], w, tokens, numerics_), options));
   }
-  p.classifier =
-      compile(classifier_graph(c, arithmetic_, final_norm_, copies_.classifier(), tokens), options);
+  p.classifier = compile(
+      classifier_graph(c, arithmetic_, final_norm_, copies_.classifier(), tokens, numerics_),
+      options);
   p.att_x = common_ref(p.attention_in, true, "x");
   p.q = common_ref(p.attention_in, false, "q");
   p.k = common_ref(p.attention_in, false, "k");

@@ -7,7 +7,7 @@
 
 namespace llama::graph {
 
-ValueId Graph::weight_typed(const std::string& name, const Tensor& tensor) {
+ValueId Graph::weight_typed(const std::string& name, const Tensor& tensor, Numerics numerics) {
   if (tensor.shape.size() != 2) {
     throw Error("graph: typed weight " + name + " is " + tensor.shape_string() + ", not a matrix");
   }
@@ -16,7 +16,7 @@ ValueId Graph::weight_typed(const std::string& name, const Tensor& tensor) {
   n.rows = tensor.rows();
   n.cols = tensor.cols();
   n.name = name;
-  n.format = input_format(tensor);  // throws for a dtype without core kernels
+  n.format = input_format(tensor, numerics);  // throws for a dtype without core kernels
   n.tensor = tensor;
   return push(std::move(n));
 }

@@ -11,14 +11,14 @@ namespace {
 // format its dtype reads, quantized once per (input, format).
 class Products {
  public:
-  explicit Products(Graph& g) : g_(g) {}
+  Products(Graph& g, Numerics numerics) : g_(g), numerics_(numerics) {}
 
   ValueId operator()(const std::string& name, const MatrixCopy& m, int64_t rows, int64_t cols,
                      ValueId x) {
     if (!m.typed()) return g_.matvec(g_.weight(name, m.f32, rows, cols), x);
-    const InputFormat f = input_format(m.tensor);
+    const InputFormat f = input_format(m.tensor, numerics_);
     const ValueId in = f.quantized() ? quantized(x, f) : x;
-    return g_.matvec_typed(g_.weight_typed(name, m.tensor), in);
+    return g_.matvec_typed(g_.weight_typed(name, m.tensor, numerics_), in);
   }
 
  private:
@@ -32,6 +32,7 @@ class Products {
   }
 
   Graph& g_;
+  Numerics numerics_;
   std::vector<std::tuple<ValueId, InputFormat, ValueId>> quantized_;
 };
 
@@ -45,10 +46,10 @@ ValueId norm(Graph& g, StepArithmetic a, ValueId x, const char* name, std::span<
 }  // namespace
 
 Graph attention_in_graph(const Config& c, StepArithmetic a, std::span<const float> gains,
-                         const LayerCopy& w, int64_t tokens) {
+                         const LayerCopy& w, int64_t tokens, Numerics numerics) {
   const int64_t dim = c.dim, kv = c.kv_dim(), q = c.q_dim();
   Graph g(tokens);
-  Products product(g);
+  Products product(g, numerics);
   const ValueId x = g.input("x", dim);
   const ValueId xn = norm(g, a, x, "rms_att", gains, c);
   if (!w.wqkv.empty()) {
@@ -65,10 +66,10 @@ Graph attention_in_graph(const Config& c, StepArithmetic a, std::span<const floa
 }
 
 Graph feed_forward_graph(const Config& c, StepArithmetic a, std::span<const float> gains,
-                         const LayerCopy& w, int64_t tokens) {
+                         const LayerCopy& w, int64_t tokens, Numerics numerics) {
   const int64_t dim = c.dim, hidden = c.hidden_dim, q = c.q_dim();
   Graph g(tokens);
-  Products product(g);
+  Products product(g, numerics);
   const ValueId x = g.input("x", dim);
   const ValueId att = g.input("att", q);
   const ValueId x1 = g.add(x, product("wo", w.wo, dim, q, att));
@@ -88,9 +89,9 @@ Graph feed_forward_graph(const Config& c, StepArithmetic a, std::span<const floa
 }
 
 Graph classifier_graph(const Config& c, StepArithmetic a, std::span<const float> gains,
-                       const MatrixCopy& wcls, int64_t tokens) {
+                       const MatrixCopy& wcls, int64_t tokens, Numerics numerics) {
   Graph g(tokens);
-  Products product(g);
+  Products product(g, numerics);
   const ValueId x = g.input("x", c.dim);
   const ValueId xn = norm(g, a, x, "rms_final", gains, c);
   g.output("logits", product("wcls", wcls, c.vocab_size, c.dim, xn));

@@ -21,12 +21,13 @@
 
 namespace llama::graph {
 
-// `norm`: f32 [dim] RMSNorm gains of the graph.
+// `norm`: f32 [dim] RMSNorm gains of the graph; `numerics` picks typed
+// products' input formats (input_format(tensor, numerics)).
 Graph attention_in_graph(const Config& c, StepArithmetic arithmetic, std::span<const float> norm,
-                         const LayerCopy& w, int64_t tokens);
+                         const LayerCopy& w, int64_t tokens, Numerics numerics = Numerics::exact);
 Graph feed_forward_graph(const Config& c, StepArithmetic arithmetic, std::span<const float> norm,
-                         const LayerCopy& w, int64_t tokens);
+                         const LayerCopy& w, int64_t tokens, Numerics numerics = Numerics::exact);
 Graph classifier_graph(const Config& c, StepArithmetic arithmetic, std::span<const float> norm,
-                       const MatrixCopy& wcls, int64_t tokens);
+                       const MatrixCopy& wcls, int64_t tokens, Numerics numerics = Numerics::exact);
 
 }  // namespace llama::graph

@@ -147,20 +147,45 @@ int8_t round_to_int8(float v) {
   return static_cast<int8_t>(std::clamp(std::nearbyint(v), -128.0f, 127.0f));
 }
 
+// Block b of a Q8_0 or Q4_0 row as int8 values (i8 [32]: Q4_0's codes - 8)
+// and its f32 scale.
+float block_values_of(BlockKind kind, const std::byte* row, int64_t b, int8_t* values) {
+  if (kind == BlockKind::q4_0) {
+    BlockQ4_0 blk;
+    std::memcpy(&blk, row + b * sizeof(BlockQ4_0), sizeof blk);
+    for (int j = 0; j < kQK / 2; ++j) {
+      values[j] = static_cast<int8_t>((blk.qs[j] & 0x0F) - 8);
+      values[j + kQK / 2] = static_cast<int8_t>((blk.qs[j] >> 4) - 8);
+    }
+    return f16_to_f32(blk.d);
+  }
+  BlockQ8_0 blk;
+  std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
+  std::memcpy(values, blk.qs, kQK);
+  return f16_to_f32(blk.d);
+}
+
 // q8_0_blocks_matvec_rows' definition: per block the int32 dot, then
 // val = fma(float(dot) * w_scale, x_scale, val).
-float q8_0_row_dot_portable(const std::byte* row, const Q8View& x, int64_t blocks) {
+float q8_input_row_dot_portable(BlockKind kind, const std::byte* row, const Q8View& x,
+                                int64_t blocks) {
   float val = 0.0f;
+  int8_t w[kQK];
   for (int64_t b = 0; b < blocks; ++b) {
-    BlockQ8_0 blk;
-    std::memcpy(&blk, row + b * sizeof(BlockQ8_0), sizeof blk);
+    const float d = block_values_of(kind, row, b, w);
     const int8_t* xv = x.values.data() + b * kQK;
     int32_t dot = 0;
-    for (int j = 0; j < kQK; ++j) dot += int32_t{blk.qs[j]} * int32_t{xv[j]};
-    val = std::fma(static_cast<float>(dot) * f16_to_f32(blk.d), x.scales[static_cast<size_t>(b)],
-                   val);
+    for (int j = 0; j < kQK; ++j) dot += int32_t{w[j]} * int32_t{xv[j]};
+    val = std::fma(static_cast<float>(dot) * d, x.scales[static_cast<size_t>(b)], val);
   }
   return val;
+}
+
+void require_q8_input_kind(const BlockMatrix& w) {
+  if (w.kind != BlockKind::q8_0 && w.kind != BlockKind::q4_0) {
+    throw Error(std::string("q8_0-block products: ") + to_string(w.kind) +
+                " weights take f32 inputs");
+  }
 }
 
 // Rows [row_begin, row_begin + n) of Q8_0 blocks into values (i8 [n, cols])
@@ -237,19 +262,22 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 
 void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, Q8Kernel kernel) {
+  require_q8_input_kind(w);
   if (avx512_kernels(kernel)) {
     detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
     return;
   }
   const int64_t blocks = w.cols / kQK;
   for (int64_t r = row_begin; r < row_end; ++r) {
-    out[static_cast<size_t>(r - row_begin)] = q8_0_row_dot_portable(w.row(r), x, blocks);
+    out[static_cast<size_t>(r - row_begin)] =
+        q8_input_row_dot_portable(w.kind, w.row(r), x, blocks);
   }
 }
 
 void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              Q8Kernel kernel) {
+  require_q8_input_kind(w);
   // Rows per tile: the int8 batch kernel packs the whole batch on every call,
   // so a tile amortizes that over 256 rows (i8 [256, cols] stays in L2).
   constexpr int64_t kTile = 256;
@@ -259,7 +287,14 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   std::vector<float> scales(static_cast<size_t>(tile * blocks));   // f32 [tile, blocks]
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
     const int64_t n = std::min(tile, row_end - r0);
-    if (avx512_kernels(kernel)) {
+    if (w.kind == BlockKind::q4_0) {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          scales[static_cast<size_t>(i * blocks + b)] =
+              block_values_of(w.kind, w.row(r0 + i), b, values.data() + i * w.cols + b * kQK);
+        }
+      }
+    } else if (avx512_kernels(kernel)) {
       detail::unpack_q8_0_rows_vnni(w, r0, n, values.data(), scales.data());
     } else {
       unpack_q8_0_rows(w, r0, n, values.data(), scales.data());

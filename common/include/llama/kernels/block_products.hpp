@@ -11,6 +11,9 @@
 //   exact dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
 //   in registers; prefill dequantizes tiles of rows (dequantize_rows) for an
 //   f32 matrix-matrix product.
+// - Q4_0 under Numerics::fast (products.hpp: input_format(w, fast)): as Q8_0,
+//   llama.cpp's int8 products (codes - 8 against the quantized activations),
+//   not within 1e-4 of the exact products (docs/formats.md says by how much).
 #pragma once
 
 #include <cstddef>
@@ -62,8 +65,11 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales, SimdLevel level);
 
-// Q8_0 weights: out[r - row_begin] for rows [row_begin, row_end) of W x, x
-// quantized by quantize_activations_q8_0_blocks. Both kernels give the same bits.
+// Q8_0 weights (and Q4_0 ones under Numerics::fast, llama.cpp's products: its
+// codes - 8 as int8): out[r - row_begin] for rows [row_begin, row_end) of W x,
+// x quantized by quantize_activations_q8_0_blocks: per block the int32 dot,
+// then val = fma(float(dot) * w_scale, x_scale, val). Both kernels give the
+// same bits; another weight kind is an Error.
 void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, Q8Kernel kernel);
 // The batch: out[t * out_stride + r]; every (row, token) result equals

@@ -181,17 +181,38 @@ LLAMA_BLOCKS_VNNI void row_dot2_vnni(const std::byte* w0, const std::byte* w1, c
   }
 }
 
-// Sixteen rows [w, w + 16 * row_bytes) at once, one lane per row: per pair of
-// blocks each row's 64 values take one vpdpbusd against x's 64 bytes (the
-// pair's 256-bit halves apart), reduce16_halves turns the 16 accumulators into
-// a lane per row for each block, and the 16 rows' chains val = fma(float(dot)
-// * w_scale, x_scale, val) advance side by side: every row's operations are
-// row_dot_vnni's, so the same bits. The 16 rows are 16 streams the hardware
-// prefetchers follow badly, so the next 16 rows (contiguous) are prefetched
-// in order meanwhile, as q8_vnni.cpp does for version 2 files.
+// A Q4_0 row's blocks b and (when `pair`) b + 1 as u8 values 0..15 (the
+// codes, w + 8) in x's order: [b's low nibbles (values 0..15), b's high ones
+// (16..31), the same of b + 1]; without `pair` the upper half repeats b (x's
+// upper half is zero there).
+LLAMA_BLOCKS_VNNI inline __m512i q4_0_pair(const std::byte* blk, bool pair) {
+  __m512i v = _mm512_maskz_broadcast_i32x4(
+      kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+  if (pair) {
+    v = _mm512_mask_broadcast_i32x4(v, 0xff00,
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)));
+  }
+  // 128-bit lanes 1 and 3 (16-bit elements 8..15, 24..31): the high nibbles.
+  v = _mm512_mask_srli_epi16(v, 0xff00ff00, v, 4);
+  return _mm512_and_si512(v, _mm512_set1_epi8(0x0f));
+}
+
+// Sixteen rows [w, w + 16 * row_bytes) of Q8_0 (Q4 false: 34-byte blocks) or
+// Q4_0 (18-byte blocks) at once, one lane per row: per pair of blocks each
+// row's 64 values (Q8_0: flipped to w + 128; Q4_0: its codes, w + 8) take one
+// vpdpbusd against x's 64 bytes (the pair's 256-bit halves apart),
+// reduce16_halves turns the 16 accumulators into a lane per row for each block,
+// corr[b] (x's 128 or 8 * sum) comes off, and the 16 rows' chains val =
+// fma(float(dot) * w_scale, x_scale, val) advance side by side: every row's
+// operations are the one-row kernels', so the same bits. The 16 rows are 16
+// streams the hardware prefetchers follow badly, so the next 16 rows
+// (contiguous) are prefetched in order meanwhile, as q8_vnni.cpp does for
+// version 2 files.
+template <bool Q4>
 LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const std::byte* next,
                                    const int8_t* xv, const float* xs, const int32_t* corr,
                                    int64_t blocks, float* out) {
+  constexpr int64_t kBytes = Q4 ? 18 : 34;
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   // Lane i: where row i's block starts, relative to row 0's.
   const __m512i row_at =
@@ -202,7 +223,7 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
     const bool pair = g + 1 < blocks;
     if (next != nullptr) {
       // The next rows' bytes in the same proportion as this step covers.
-      const int64_t from = g * 34 * 16, to = std::min(blocks, g + 2) * 34 * 16;
+      const int64_t from = g * kBytes * 16, to = std::min(blocks, g + 2) * kBytes * 16;
       for (int64_t line = from; line < to; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(next) + line, kNextRowsHint);
       }
@@ -215,12 +236,20 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
     __m512i acc[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
-      const std::byte* blk = w + i * row_bytes + g * 34;
-      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-      const __m256i hi = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : lo;
-      const __m512i wv = _mm512_maskz_inserti64x4(
-          kAll8, _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), lo, 0), hi, 1);
-      acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(wv, flip), xq);
+      const std::byte* blk = w + i * row_bytes + g * kBytes;
+      __m512i wu;
+      if constexpr (Q4) {
+        wu = q4_0_pair(blk, pair);
+      } else {
+        const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+        const __m256i hi =
+            pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : lo;
+        wu = _mm512_xor_si512(
+            _mm512_maskz_inserti64x4(
+                kAll8, _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), lo, 0), hi, 1),
+            flip);
+      }
+      acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wu, xq);
     }
     __m512i lo, hi;
     reduce16_halves(acc, lo, hi);
@@ -228,13 +257,33 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
       const int64_t b = g + h;
       const __m512i dots = _mm512_sub_epi32(h == 0 ? lo : hi, _mm512_set1_epi32(corr[b]));
       const __m512i raw =
-          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, row_at, w + b * 34, 1);
+          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, row_at, w + b * kBytes, 1);
       const __m512 scale = _mm512_maskz_cvtph_ps(kAll16, _mm512_maskz_cvtepi32_epi16(kAll16, raw));
       const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), scale);
       val = _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(xs[b]), val);
     }
   }
   _mm512_storeu_ps(out, val);
+}
+
+// One Q4_0 row against q8_0-block x, block by block (rows16_vnni's operations
+// for one lane): the codes of a block as 32 u8 in x's order, one 256-bit
+// vpdpbusd, minus corr[b] = 8 * sum of x's block.
+LLAMA_BLOCKS_VNNI float row_q4_0_vnni(const std::byte* w, const int8_t* xv, const float* xs,
+                                      const int32_t* corr, int64_t blocks) {
+  float val = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const std::byte* blk = w + b * 18;
+    __m256i v =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    v = _mm256_and_si256(_mm256_mask_srli_epi16(v, 0xff00, v, 4), _mm256_set1_epi8(0x0f));
+    const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + b * 32));
+    const int32_t ival = reduce_add8(_mm256_dpbusd_epi32(_mm256_setzero_si256(), v, xq)) - corr[b];
+    uint16_t h;
+    std::memcpy(&h, blk, 2);
+    val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[b], val);
+  }
+  return val;
 }
 
 }  // namespace
@@ -272,20 +321,36 @@ LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const 
   alignas(64) int32_t stack[4096];
   UninitializedArray<int32_t> heap(blocks > 4096 ? static_cast<size_t>(blocks) : 0);
   int32_t* corr = blocks > 4096 ? heap.data() : stack;
+  // Q4_0's codes are w + 8: 8 * sum of each block of x comes off instead.
+  const bool q4 = w.kind == BlockKind::q4_0;
+  const int32_t offset = q4 ? 8 : 128;
   const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t b = 0; b < blocks; ++b) {
     const __m256i xq =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * 32));
     const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, xq);
-    corr[b] = 128 * reduce_add8(s);
+    corr[b] = offset * reduce_add8(s);
   }
   int64_t r = row_begin;
   const int64_t row_bytes = w.row_bytes();
   for (; r + 16 <= row_end; r += 16) {
     // The last 16 rows of the range prefetch nothing (no address past it).
     const std::byte* next = r + 32 <= row_end ? w.row(r + 16) : nullptr;
-    rows16_vnni(w.row(r), row_bytes, next, x.values.data(), x.scales.data(), corr, blocks,
-                out.data() + (r - row_begin));
+    float* o = out.data() + (r - row_begin);
+    if (q4) {
+      rows16_vnni<true>(w.row(r), row_bytes, next, x.values.data(), x.scales.data(), corr, blocks,
+                        o);
+    } else {
+      rows16_vnni<false>(w.row(r), row_bytes, next, x.values.data(), x.scales.data(), corr, blocks,
+                         o);
+    }
+  }
+  if (q4) {
+    for (; r < row_end; ++r) {
+      out[static_cast<size_t>(r - row_begin)] =
+          row_q4_0_vnni(w.row(r), x.values.data(), x.scales.data(), corr, blocks);
+    }
+    return;
   }
   for (; r + 2 <= row_end; r += 2) {
     row_dot2_vnni(w.row(r), w.row(r + 1), x.values.data(), x.scales.data(), corr, blocks,
