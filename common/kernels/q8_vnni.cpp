@@ -43,6 +43,24 @@ LLAMA_VNNI inline void prefetch_scales(const float* ws, int64_t groups, int64_t 
   }
 }
 
+// Where the block of rows [r, r + 16) starts, and the next block it
+// prefetches meanwhile (the last block prefetches itself: no address past the
+// tensor).
+struct Block {
+  const int8_t* values;       // i8 [16, cols]: row r's on
+  const float* scales;        // f32 [16, groups]: row r's on
+  const int8_t* next_values;  // the next block's
+  const float* next_scales;
+};
+
+inline Block block_at(const QuantizedTensor& w, int64_t cols, int64_t groups, int64_t r) {
+  const int8_t* wr = w.values.data() + r * cols;
+  const float* ws = w.scales.data() + r * groups;
+  const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
+  if (r + 2 * kRows > total_rows) return {wr, ws, wr, ws};
+  return {wr, ws, wr + kRows * cols, ws + kRows * groups};
+}
+
 // sc[j * 16 + i] = ws[i * groups + g0 + j], the scales of groups [g0, g0 +
 // 16) for the block's rows i < n (0 past them and past the last group): one
 // transpose per 16 groups where a gather per group took 12% of the kernel
@@ -69,12 +87,7 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
   alignas(64) float sc[16 * 16];  // f32 [16 groups, 16 rows]: block_scales
-  const int8_t* wr = w.values.data() + r * cols;
-  const float* ws = w.scales.data() + r * groups;
-  // The last block prefetches itself (no address past the tensor).
-  const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
-  const int8_t* next = r + 2 * kRows <= total_rows ? wr + kRows * cols : wr;
-  const float* next_ws = next == wr ? ws : ws + kRows * groups;
+  const auto [wr, ws, next, next_ws] = block_at(w, cols, groups, r);
   __m512 val = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
     prefetch_scales(next_ws, groups, g);
@@ -131,11 +144,7 @@ LLAMA_VNNI inline void rows_dot32(float* out, const QuantizedTensor& w, const Q8
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const auto rows = static_cast<__mmask16>(Tail ? (1u << n) - 1 : 0xffff);
   alignas(64) float sc[16 * 16];  // f32 [16 groups, 16 rows]: block_scales
-  const int8_t* wr = w.values.data() + r * cols;
-  const float* ws = w.scales.data() + r * groups;
-  const int64_t total_rows = cols > 0 ? static_cast<int64_t>(w.values.size()) / cols : 0;
-  const int8_t* next = r + 2 * kRows <= total_rows ? wr + kRows * cols : wr;
-  const float* next_ws = next == wr ? ws : ws + kRows * groups;
+  const auto [wr, ws, next, next_ws] = block_at(w, cols, groups, r);
   __m512 val = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; g += 2) {
     prefetch_scales(next_ws, groups, g);
