@@ -1,30 +1,39 @@
 // matmul_rows: the batched f32 product Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]),
-// GEMM-style. Columns are split into blocks of kDepth; per block, kPanelRows
-// rows of W are packed column-major (one 48-float column per k) and reused
-// from L1/L2 across every token, while the X block (tokens x kDepth, at most
-// 192 KiB for 128 tokens) stays in L2 across the panels. A micro-tile keeps
-// kTileTokens tokens x kPanelRows rows in registers and broadcasts X. W itself
-// is read from memory once per call.
+// GEMM-style, with W read in place (row-major, as decode reads it) and the
+// small operand, X, packed instead: per call, each group of kGroupTokens
+// tokens is transposed once into X^T [cols, kGroupTokens] (on the avx512
+// level at most 64 tokens x cols floats: 192 KiB for a 768-wide input, in L2).
+// A micro-tile keeps a few rows x up to 64 tokens in registers: per column it
+// broadcasts one weight of each row (straight from W's rows, read front to
+// back, which the hardware prefetchers follow) and multiplies it into a
+// vector of 16 tokens of X^T. A row tile's weights (rows x cols) stay in L1/L2
+// across the token groups, so W comes from memory once per call.
+//
+// Packing W instead (its transposed panels, the earlier design) took 16% of
+// 110M's pp128 profile: a prompt's weights first arrive from DRAM there, in
+// 48 short strided row segments per panel. X is small and already in cache.
+//
+// W is f32, or bf16/f16 (the bf16 and f16 models' exact prefill): a row tile
+// of those is first widened exactly into a per-thread f32 [rows, cols] copy
+// (each weight once per call, reused for every token), so the sums are the
+// f32 product's on the upcast weights, from half the bytes.
 //
 // Each (row, token) sum is one f32 fused multiply-add chain in column order
-// starting from zero (partial sums between column blocks are stored as f32, so
-// the chain is unchanged), then the residual is added once. The blocking (row
-// range, token count, threads) therefore never changes a bit.
+// starting from zero, then the residual is added once. The blocking (row
+// range, token count, threads, tile shapes) therefore never changes a bit,
+// and these are the earlier design's bits.
 //
-// W is f32, or bf16/f16 widened exactly while its panels are packed (the
-// bf16 and f16 models' exact prefill: the same sums as on the f32 copy of the
-// upcast weights, from half the bytes).
-//
-// Kernels per SimdLevel, picked at run time: avx512 (intrinsics: 16-float
-// vectors, a 16 x 16 transpose to pack), and the plain loops compiled for
-// avx2 (FMA: the same bits as avx512) and portable (fused_madd's double sums:
-// the same bits but for rare double roundings).
+// Kernels per SimdLevel, picked at run time: avx512 (intrinsics: tiles of 6
+// rows x 64 tokens, 24 accumulators), and plain loops compiled for avx2 (FMA:
+// the same bits as avx512) and portable (fused_madd's double sums: the same
+// bits but for rare double roundings), in tiles of 4 rows x 16 tokens.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "kernels.hpp"
 #include "llama/kernels/half.hpp"
@@ -37,46 +46,51 @@
 namespace llama::graph {
 namespace {
 
-constexpr int64_t kPanelRows = kMatmulPanelRows;  // rows of W per packed panel
-constexpr int64_t kVectors = kPanelRows / 16;     // AVX-512 vectors of them
-static_assert(kPanelRows % 16 == 0);
-constexpr int64_t kTileTokens = 8;  // tokens per micro-tile: 3 x 8 = 24 accumulators
-constexpr int64_t kDepth = 384;     // columns per block: a 72 KiB panel, on the stack
+constexpr int64_t kGroupTokens = 64;  // tokens per packed X^T group (its row stride)
+constexpr int64_t kSliceTokens = 16;  // tokens per vector of a tile
 
-// The operands of one micro-tile: tokens [0, NR) of x/y/residual (already
-// offset to the tile's first token, row and column), `rows` <= kPanelRows valid.
+// The operands of one micro-tile.
 struct Tile {
-  const float* panel;  // f32 [depth, kPanelRows], packed; rows >= `rows` are zero
-  int64_t depth;
-  const float* x;  // f32 [NR, ldx]
-  int64_t ldx;
-  float* y;  // f32 [NR, ldy]: partial sums in, sums (plus residual when last) out
+  const float* xt;  // f32 [cols, kGroupTokens] (X^T of the group), at the tile's first token
+  const float* w;   // f32 [rows, ldw]: the tile's first row of W
+  int64_t ldw;      // = cols
+  int64_t cols;
+  float* y;  // f32 [tokens, ldy], at the tile's first token and row
   int64_t ldy;
-  const float* residual;  // f32 [NR, ldr], added after the last column block, or null
+  const float* residual;  // f32 [tokens, ldr] at the same place, or null
   int64_t ldr;
-  int64_t rows;
-  bool first;  // first column block: start from zero, not from y
+  int64_t tokens;  // valid tokens, at most the tile's width (the rest of X^T is zero)
+  // The next row tile's first row (its rows ldw apart) to request into L2
+  // while this one runs, or null: the first token slice of a tile reads its
+  // weights from DRAM, in as many streams as rows.
+  const float* next;
+  int64_t next_rows;
 };
 
-// Requests the panel packed after (p, k0) -- further rows in this column block,
-// else the first rows of the next block -- so it arrives from memory while
-// this one is in use (W's short row segments defeat the hardware prefetcher).
-template <typename T>
-void prefetch_next_panel(const T* w, int64_t cols, int64_t r0, int64_t r1, int64_t p, int64_t k0) {
-  constexpr int64_t kLine = 64 / sizeof(T);  // values per cache line
-  const bool same_block = p + kPanelRows < r1;
-  const int64_t np = same_block ? p + kPanelRows : r0;
-  const int64_t nk = same_block ? k0 : k0 + kDepth;
-  if (nk >= cols) return;
-  const int64_t rows = std::min(kPanelRows, r1 - np), depth = std::min(kDepth, cols - nk);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* row = w + (np + r) * cols + nk;
-    for (int64_t k = 0; k < depth; k += kLine) __builtin_prefetch(row + k, 0, 2);
+// Requests the cache lines of columns [k, k + 16) of the next tile's rows.
+LLAMA_ALWAYS_INLINE void prefetch_next(const Tile& m, int64_t k) {
+  for (int64_t r = 0; r < m.next_rows; ++r) __builtin_prefetch(m.next + r * m.ldw + k, 0, 2);
+}
+
+// Writes one tile's sums s (f32 [R, width], row-major) to y, transposed:
+// y[t, r] = s[r, t] (+ residual[t, r]) for the valid tokens.
+template <int R>
+LLAMA_ALWAYS_INLINE void store_transposed(const Tile& m, const float* s, int64_t width) {
+  for (int64_t t = 0; t < m.tokens; ++t) {
+    float* y = m.y + t * m.ldy;
+    const float* res = m.residual ? m.residual + t * m.ldr : nullptr;
+    for (int r = 0; r < R; ++r) {
+      const float v = s[r * width + t];
+      y[r] = res ? res[r] + v : v;
+    }
   }
 }
 
 #if LLAMA_HAVE_X86_TARGETS
 namespace avx512 {
+
+constexpr int kTileRows = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
+constexpr int kVectors = kGroupTokens / kSliceTokens;
 
 // The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
 constexpr __mmask16 kAll = 0xFFFF;
@@ -121,82 +135,56 @@ LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
   }
 }
 
-// The kn (<= 16) values at p as f32, zeros after: f32 as is, bf16 shifted,
-// f16 converted (exact widenings).
-LLAMA_TARGET_AVX512 inline __m512 load_f32(const float* p, __mmask16 m) {
-  return _mm512_maskz_loadu_ps(m, p);
-}
-LLAMA_TARGET_AVX512 inline __m512 load_f32(const uint16_t* p, __mmask16 m, GemmWeights type) {
-  const __m256i h = _mm256_maskz_loadu_epi16(m, p);
-  if (type == GemmWeights::f16) return _mm512_maskz_cvtph_ps(kAll, h);
-  return _mm512_castsi512_ps(
-      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
-}
-
-// f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-template <GemmWeights Type, typename T>
-LLAMA_TARGET_AVX512 void pack_panel(float* panel, const T* w, int64_t cols, int64_t rows,
-                                    int64_t k0, int64_t depth) {
-  for (int64_t v = 0; v < kVectors; ++v) {
-    const int64_t n = std::clamp<int64_t>(rows - 16 * v, 0, 16);
-    for (int64_t k = 0; k < depth; k += 16) {
-      const int64_t kn = std::min<int64_t>(16, depth - k);
+// f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed; tokens past
+// `tokens` (up to the group's last vector in use) are zero.
+LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int64_t cols,
+                                    int64_t tokens) {
+  for (int64_t v = 0; 16 * v < tokens; ++v) {
+    const int64_t n = std::min<int64_t>(16, tokens - 16 * v);
+    for (int64_t k = 0; k < cols; k += 16) {
+      const int64_t kn = std::min<int64_t>(16, cols - k);
       const auto m = static_cast<__mmask16>((uint32_t{1} << kn) - 1u);
       __m512 b[16];
 #pragma GCC unroll 16
       for (int64_t i = 0; i < 16; ++i) {
-        const T* src = w + (16 * v + i) * cols + k0 + k;
-        if constexpr (Type == GemmWeights::f32) {
-          b[i] = i < n ? load_f32(src, m) : _mm512_setzero_ps();
-        } else {
-          b[i] = i < n ? load_f32(src, m, Type) : _mm512_setzero_ps();
-        }
+        b[i] = i < n ? _mm512_maskz_loadu_ps(m, x + (16 * v + i) * ldx + k) : _mm512_setzero_ps();
       }
       transpose16(b);
-      for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(panel + (k + j) * kPanelRows + 16 * v, b[j]);
+      for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(xt + (k + j) * kGroupTokens + 16 * v, b[j]);
     }
   }
 }
 
-template <int NR>
+template <int R, int V>
 LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
-  __mmask16 mask[kVectors];
-  for (int64_t v = 0; v < kVectors; ++v) {
-    const int64_t n = std::clamp<int64_t>(m.rows - 16 * v, 0, 16);
-    mask[v] = static_cast<__mmask16>((uint32_t{1} << n) - 1u);
-  }
-  __m512 acc[NR][kVectors];
-#pragma GCC unroll 16
-  for (int t = 0; t < NR; ++t) {
+  __m512 acc[R][V];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
-      acc[t][v] =
-          m.first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[v], m.y + t * m.ldy + 16 * v);
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  const float* w[R];
+  for (int r = 0; r < R; ++r) w[r] = m.w + r * m.ldw;
+  const float* xt = m.xt;
+  for (int64_t k = 0; k < m.cols; ++k, xt += kGroupTokens) {
+    if (m.next != nullptr && k % 16 == 0) prefetch_next(m, k);
+    __m512 x[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) x[v] = _mm512_load_ps(xt + 16 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512 b = _mm512_set1_ps(w[r][k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(x[v], b, acc[r][v]);
     }
   }
-  const float* x = m.x;
-  for (int64_t k = 0; k < m.depth; ++k) {
-    __m512 w[kVectors];
+  alignas(64) float s[R * 16 * V];  // f32 [R, 16 V]
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) w[v] = _mm512_load_ps(m.panel + k * kPanelRows + 16 * v);
-#pragma GCC unroll 16
-    for (int t = 0; t < NR; ++t) {
-      const __m512 b = _mm512_set1_ps(x[t * m.ldx + k]);
-#pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) acc[t][v] = _mm512_fmadd_ps(w[v], b, acc[t][v]);
-    }
+    for (int v = 0; v < V; ++v) _mm512_store_ps(s + r * 16 * V + 16 * v, acc[r][v]);
   }
-#pragma GCC unroll 16
-  for (int t = 0; t < NR; ++t) {
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
-      __m512 s = acc[t][v];
-      if (m.residual) {
-        s = _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], m.residual + t * m.ldr + 16 * v), s);
-      }
-      _mm512_mask_storeu_ps(m.y + t * m.ldy + 16 * v, mask[v], s);
-    }
-  }
+  store_transposed<R>(m, s, 16 * V);
 }
 
 }  // namespace avx512
@@ -204,127 +192,98 @@ LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
 
 namespace generic {
 
-template <GemmWeights Type, typename T>
-LLAMA_ALWAYS_INLINE float widen(T v) {
-  if constexpr (Type == GemmWeights::f32) {
-    return v;
-  } else if constexpr (Type == GemmWeights::bf16) {
-    return bf16_to_f32(v);
-  } else {
-    return f16_to_f32(v);
-  }
-}
+constexpr int kTileRows = 4;
 
-// f32 [depth, kPanelRows] <- W[0..rows, k0..k0+depth) transposed, zero rows after.
-template <GemmWeights Type, typename T>
-LLAMA_ALWAYS_INLINE void pack_panel(float* panel, const T* w, int64_t cols, int64_t rows,
-                                    int64_t k0, int64_t depth) {
-  for (int64_t r = 0; r < kPanelRows; ++r) {
-    for (int64_t k = 0; k < depth; ++k) {
-      panel[k * kPanelRows + r] = r < rows ? widen<Type>(w[r * cols + k0 + k]) : 0.0f;
+// f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed, zero after
+// `tokens` up to the next multiple of kSliceTokens.
+LLAMA_ALWAYS_INLINE void pack_group(float* xt, const float* x, int64_t ldx, int64_t cols,
+                                    int64_t tokens) {
+  const int64_t width = (tokens + kSliceTokens - 1) / kSliceTokens * kSliceTokens;
+  for (int64_t k = 0; k < cols; ++k) {
+    for (int64_t t = 0; t < width; ++t) {
+      xt[k * kGroupTokens + t] = t < tokens ? x[t * ldx + k] : 0.0f;
     }
   }
 }
 
 // Fma: whether the caller's level has FMA (fused_madd: std::fma there, the
-// sum in double on the portable level).
-template <int NR, bool Fma>
+// sum in double on the portable level). A tile of R rows x kSliceTokens tokens.
+template <int R, bool Fma>
 LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
-  float acc[NR][kPanelRows];
-  for (int t = 0; t < NR; ++t) {
-    for (int64_t r = 0; r < kPanelRows; ++r) {
-      acc[t][r] = m.first || r >= m.rows ? 0.0f : m.y[t * m.ldy + r];
+  float acc[R][kSliceTokens] = {};
+  for (int64_t k = 0; k < m.cols; ++k) {
+    if (m.next != nullptr && k % 16 == 0) prefetch_next(m, k);
+    const float* x = m.xt + k * kGroupTokens;
+    for (int r = 0; r < R; ++r) {
+      const float b = m.w[r * m.ldw + k];
+      for (int64_t t = 0; t < kSliceTokens; ++t) acc[r][t] = fused_madd<Fma>(x[t], b, acc[r][t]);
     }
   }
-  for (int64_t k = 0; k < m.depth; ++k) {
-    const float* w = m.panel + k * kPanelRows;
-    for (int t = 0; t < NR; ++t) {
-      const float b = m.x[t * m.ldx + k];
-      for (int64_t r = 0; r < kPanelRows; ++r) {
-        acc[t][r] = fused_madd<Fma>(w[r], b, acc[t][r]);
-      }
-    }
-  }
-  for (int t = 0; t < NR; ++t) {
-    for (int64_t r = 0; r < m.rows; ++r) {
-      m.y[t * m.ldy + r] = m.residual ? m.residual[t * m.ldr + r] + acc[t][r] : acc[t][r];
-    }
-  }
+  store_transposed<R>(m, &acc[0][0], kSliceTokens);
 }
 
 }  // namespace generic
 
-// The element type W is stored in.
-template <GemmWeights Type>
-using Stored = std::conditional_t<Type == GemmWeights::f32, float, uint16_t>;
-
-// The generic kernels compiled for avx2 and portable; every pack takes W as
-// bytes (its element type is Type's).
-template <GemmWeights Type>
-LLAMA_TARGET_AVX2 void pack_panel_avx2(float* panel, const void* w, int64_t cols, int64_t rows,
-                                       int64_t k0, int64_t depth) {
-  generic::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
+// The generic kernels compiled for avx2 and portable.
+LLAMA_TARGET_AVX2 void pack_group_avx2(float* xt, const float* x, int64_t ldx, int64_t cols,
+                                       int64_t tokens) {
+  generic::pack_group(xt, x, ldx, cols, tokens);
 }
-template <GemmWeights Type>
-void pack_panel_portable(float* panel, const void* w, int64_t cols, int64_t rows, int64_t k0,
-                         int64_t depth) {
-  generic::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
+void pack_group_portable(float* xt, const float* x, int64_t ldx, int64_t cols, int64_t tokens) {
+  generic::pack_group(xt, x, ldx, cols, tokens);
 }
-#if LLAMA_HAVE_X86_TARGETS
-template <GemmWeights Type>
-LLAMA_TARGET_AVX512 void pack_panel_avx512(float* panel, const void* w, int64_t cols, int64_t rows,
-                                           int64_t k0, int64_t depth) {
-  avx512::pack_panel<Type>(panel, static_cast<const Stored<Type>*>(w), cols, rows, k0, depth);
-}
-#endif
-template <int NR>
+template <int R>
 LLAMA_TARGET_AVX2 void micro_tile_avx2(const Tile& m) {
-  generic::micro_tile<NR, true>(m);
+  generic::micro_tile<R, true>(m);
 }
-template <int NR>
+template <int R>
 void micro_tile_portable(const Tile& m) {
-  generic::micro_tile<NR, false>(m);
+  generic::micro_tile<R, false>(m);
 }
 
-using PackPanel = void (*)(float*, const void*, int64_t, int64_t, int64_t, int64_t);
+using PackGroup = void (*)(float*, const float*, int64_t, int64_t, int64_t);
 using MicroTile = void (*)(const Tile&);
-using Tiles = std::array<MicroTile, kTileTokens>;  // micro_tile<n> at n - 1
-using Packs = std::array<PackPanel, 3>;            // by GemmWeights: f32, bf16, f16
+constexpr int kMaxRows = 6, kMaxVectors = kGroupTokens / kSliceTokens;
 
-// One level's kernels.
+// One level's kernels: tiles[r - 1][v - 1] takes r rows x v slices of 16 tokens.
 struct GemmKernels {
-  Packs pack;
-  Tiles tiles;
+  PackGroup pack;
+  int tile_rows;
+  int tile_vectors;
+  std::array<std::array<MicroTile, kMaxVectors>, kMaxRows> tiles;
 };
 
-template <size_t... I>
-constexpr GemmKernels make_kernels(Packs pack, std::index_sequence<I...>, int which) {
-  switch (which) {
 #if LLAMA_HAVE_X86_TARGETS
-    case 2:
-      return {pack, Tiles{&avx512::micro_tile<static_cast<int>(I + 1)>...}};
-#endif
-    case 1:
-      return {pack, Tiles{&micro_tile_avx2<static_cast<int>(I + 1)>...}};
-    default:
-      return {pack, Tiles{&micro_tile_portable<static_cast<int>(I + 1)>...}};
-  }
+template <int R, size_t... V>
+constexpr std::array<MicroTile, kMaxVectors> avx512_row(std::index_sequence<V...>) {
+  return {&avx512::micro_tile<R, static_cast<int>(V + 1)>...};
 }
-constexpr auto kSeq = std::make_index_sequence<kTileTokens>{};
-#if LLAMA_HAVE_X86_TARGETS
-constexpr GemmKernels kAvx512 =
-    make_kernels({&pack_panel_avx512<GemmWeights::f32>, &pack_panel_avx512<GemmWeights::bf16>,
-                  &pack_panel_avx512<GemmWeights::f16>},
-                 kSeq, 2);
+template <size_t... R>
+constexpr GemmKernels make_avx512(std::index_sequence<R...>) {
+  return {&avx512::pack_group,
+          avx512::kTileRows,
+          avx512::kVectors,
+          {avx512_row<static_cast<int>(R + 1)>(std::make_index_sequence<kMaxVectors>{})...}};
+}
+constexpr GemmKernels kAvx512 = make_avx512(std::make_index_sequence<kMaxRows>{});
 #endif
+
+template <template <int> class Tiles, size_t... R>
+constexpr GemmKernels make_generic(PackGroup pack, std::index_sequence<R...>) {
+  return {pack, generic::kTileRows, 1, {std::array<MicroTile, kMaxVectors>{Tiles<R + 1>::fn}...}};
+}
+template <int R>
+struct Avx2Tile {
+  static constexpr MicroTile fn = R <= generic::kTileRows ? &micro_tile_avx2<R> : nullptr;
+};
+template <int R>
+struct PortableTile {
+  static constexpr MicroTile fn = R <= generic::kTileRows ? &micro_tile_portable<R> : nullptr;
+};
 constexpr GemmKernels kAvx2 =
-    make_kernels({&pack_panel_avx2<GemmWeights::f32>, &pack_panel_avx2<GemmWeights::bf16>,
-                  &pack_panel_avx2<GemmWeights::f16>},
-                 kSeq, 1);
+    make_generic<Avx2Tile>(&pack_group_avx2, std::make_index_sequence<kMaxRows>{});
 constexpr GemmKernels kPortable =
-    make_kernels({&pack_panel_portable<GemmWeights::f32>, &pack_panel_portable<GemmWeights::bf16>,
-                  &pack_panel_portable<GemmWeights::f16>},
-                 kSeq, 0);
+    make_generic<PortableTile>(&pack_group_portable, std::make_index_sequence<kMaxRows>{});
 
 const GemmKernels& kernels_for(SimdLevel level) {
   switch (runnable_level(level)) {
@@ -359,34 +318,64 @@ void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const
                  const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
                  const float* residual, int64_t ldr) {
   const GemmKernels& kernels = kernels_for(level);
-  const PackPanel pack = kernels.pack[static_cast<size_t>(type)];
-  const size_t value_bytes = type == GemmWeights::f32 ? sizeof(float) : sizeof(uint16_t);
-  const auto* bytes = static_cast<const char*>(w);
-  alignas(64) float panel[kDepth * kPanelRows];  // f32 [kDepth, kPanelRows]
-  for (int64_t k0 = 0; k0 < cols; k0 += kDepth) {
-    const int64_t depth = std::min(kDepth, cols - k0);
-    const bool last = k0 + depth == cols;
-    for (int64_t p = r0; p < r1; p += kPanelRows) {
-      const int64_t rows = std::min(kPanelRows, r1 - p);
+  const int64_t slice = kSliceTokens * kernels.tile_vectors;  // tokens per tile
+  // f32 [groups, cols, kGroupTokens]: X^T of up to two groups (128 tokens),
+  // kept per thread so a prompt's products allocate once.
+  constexpr int64_t kGroups = 2;
+  thread_local std::vector<float> packed;
+  const auto need = static_cast<size_t>(kGroups * cols * kGroupTokens + 16);
+  if (packed.size() < need) packed.assign(need, 0.0f);
+  // 64-byte aligned start inside the vector.
+  float* xt = packed.data() + (16 - reinterpret_cast<uintptr_t>(packed.data()) / 4 % 16) % 16;
+  // f32 [tile_rows, cols]: a bf16/f16 row tile widened.
+  thread_local std::vector<float> wide;
+  if (type != GemmWeights::f32 && wide.size() < static_cast<size_t>(kMaxRows * cols)) {
+    wide.assign(static_cast<size_t>(kMaxRows * cols), 0.0f);
+  }
+  const auto* f32_w = static_cast<const float*>(w);
+  const auto* half_w = static_cast<const uint16_t*>(w);
+
+  for (int64_t t0 = 0; t0 < tokens; t0 += kGroups * kGroupTokens) {
+    const int64_t nt = std::min(kGroups * kGroupTokens, tokens - t0);
+    const int64_t groups = (nt + kGroupTokens - 1) / kGroupTokens;
+    for (int64_t g = 0; g < groups; ++g) {
+      kernels.pack(xt + g * cols * kGroupTokens, x + (t0 + g * kGroupTokens) * ldx, ldx, cols,
+                   std::min(kGroupTokens, nt - g * kGroupTokens));
+    }
+    // Row tiles outside, tokens inside: a tile's weights are read from memory
+    // once and reused from L1/L2 for every token of the block.
+    for (int64_t r = r0; r < r1; r += kernels.tile_rows) {
+      const int64_t rows = std::min<int64_t>(kernels.tile_rows, r1 - r);
+      const float* tile_w = wide.data();
       if (type == GemmWeights::f32) {
-        prefetch_next_panel(static_cast<const float*>(w), cols, r0, r1, p, k0);
+        tile_w = f32_w + r * cols;
       } else {
-        prefetch_next_panel(static_cast<const uint16_t*>(w), cols, r0, r1, p, k0);
+        const std::span<const uint16_t> from(half_w + r * cols, static_cast<size_t>(rows * cols));
+        const std::span<float> to(wide.data(), from.size());
+        if (type == GemmWeights::bf16) {
+          bf16_to_f32(from, to);
+        } else {
+          f16_to_f32(from, to);
+        }
       }
-      pack(panel, bytes + static_cast<size_t>(p * cols) * value_bytes, cols, rows, k0, depth);
-      for (int64_t t = 0; t < tokens; t += kTileTokens) {
-        const int64_t nt = std::min(kTileTokens, tokens - t);
-        const Tile m{panel,
-                     depth,
-                     x + t * ldx + k0,
-                     ldx,
-                     y + t * ldy + p,
+      // The next f32 tile comes from memory while this one runs.
+      const bool ahead = type == GemmWeights::f32 && r + rows < r1;
+      for (int64_t t = 0; t < nt; t += slice) {
+        const int64_t n = std::min(slice, nt - t);
+        const int64_t g = t / kGroupTokens;
+        const int64_t vectors = (n + kSliceTokens - 1) / kSliceTokens;
+        const Tile m{xt + g * cols * kGroupTokens + (t - g * kGroupTokens),
+                     tile_w,
+                     cols,
+                     cols,
+                     y + (t0 + t) * ldy + r,
                      ldy,
-                     last && residual ? residual + t * ldr + p : nullptr,
+                     residual ? residual + (t0 + t) * ldr + r : nullptr,
                      ldr,
-                     rows,
-                     k0 == 0};
-        kernels.tiles[static_cast<size_t>(nt - 1)](m);
+                     n,
+                     t == 0 && ahead ? f32_w + (r + rows) * cols : nullptr,
+                     std::min<int64_t>(kernels.tile_rows, r1 - r - rows)};
+        kernels.tiles[static_cast<size_t>(rows - 1)][static_cast<size_t>(vectors - 1)](m);
       }
     }
   }
