@@ -1,5 +1,7 @@
 // Sampler: llama2.c's RNG and each sampling mode on hand-computed distributions.
 #include <catch2/catch.hpp>
+#include <limits>
+#include <random>
 
 #include "llama/sampler.hpp"
 
@@ -21,6 +23,63 @@ TEST_CASE("argmax takes the first of equal maxima", "[sampler]") {
   Sampler greedy(4, 0.0f, 0.9f, 1);
   std::vector<float> logits = x;
   CHECK(greedy.sample(logits) == 1);
+}
+
+TEST_CASE("argmax gives run.c's loop's index: ties, signed zeros, NaNs, every length",
+          "[sampler]") {
+  // run.c's loop, which the dispatched argmax (16 lanes where the CPU has
+  // AVX-512, simd level: see test_cpu_dispatch) must agree with.
+  const auto plain = [](const std::vector<float>& x) {
+    int32_t best = 0;
+    for (size_t i = 1; i < x.size(); ++i) {
+      if (x[i] > x[static_cast<size_t>(best)]) best = static_cast<int32_t>(i);
+    }
+    return best;
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t n : {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 32000}) {
+    for (int kind = 0; kind < 7; ++kind) {
+      std::vector<float> x(n);
+      for (float& v : x) v = d(rng);
+      const size_t at = rng() % n, at2 = rng() % n;
+      // 1: a tie; 2: zeros of both signs only; 3: a NaN, which never wins,
+      // 4: ... except at index 0, where it stays; 5: +inf and a NaN; 6: all -inf.
+      if (kind == 1) x[at] = x[at2] = 9.f;
+      if (kind == 2) std::fill(x.begin(), x.end(), 0.f);
+      if (kind == 2) x[at] = -0.f;
+      if (kind == 3) x[at] = nan;
+      if (kind == 4) x[0] = nan;
+      if (kind == 5) x[at] = inf;
+      if (kind == 5) x[at2] = nan;
+      if (kind == 6) std::fill(x.begin(), x.end(), -inf);
+      INFO("n = " << n << ", kind " << kind);
+      CHECK(argmax(x) == plain(x));
+    }
+  }
+}
+
+TEST_CASE("sampling from const logits leaves them alone and picks the same token", "[sampler]") {
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> d(-4.f, 4.f);
+  std::vector<float> logits(1000);
+  for (float& v : logits) v = d(rng);
+  const std::vector<float> kept = logits;
+  for (const float temperature : {0.0f, 0.8f}) {
+    Sampler a(1000, temperature, 0.9f, 3), b(1000, temperature, 0.9f, 3);
+    std::vector<float> scratch(1000), copy = logits;
+    for (int i = 0; i < 5; ++i) {
+      copy = logits;
+      CHECK(a.sample(std::span<const float>(logits), scratch) == b.sample(copy));
+    }
+    CHECK(logits == kept);
+  }
+  Sampler s(1000, 0.8f, 0.9f, 3);
+  std::vector<float> small(10);
+  CHECK_THROWS_WITH(s.sample(std::span<const float>(logits), small),
+                    Catch::Contains("scratch smaller"));
 }
 
 TEST_CASE("softmax and multinomial sampling", "[sampler]") {

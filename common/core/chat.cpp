@@ -52,8 +52,7 @@ int32_t ChatSession::step(int32_t token) {
   history_.push_back(token);
   ++pos_;
 
-  std::copy(logits.begin(), logits.end(), scratch_.begin());
-  return sampler_.sample(scratch_);
+  return sampler_.sample(logits, scratch_);
 }
 
 ChatTurn ChatSession::turn(std::string_view user, const PieceCallback& on_piece) {

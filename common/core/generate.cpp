@@ -142,8 +142,7 @@ GenerationResult generate(InferenceBackend& backend, const Config& config,
   int64_t pos = n_batch;
   start = std::chrono::steady_clock::now();
   while (true) {
-    std::copy(logits.begin(), logits.end(), scratch.begin());
-    const int32_t next = sampler.sample(scratch);
+    const int32_t next = sampler.sample(logits, scratch);
     if (!options.ignore_eos && options.stop_at_bos && next == bos) {
       result.stop_reason = StopReason::bos;
       break;

@@ -37,6 +37,9 @@ class Sampler {
   // Picks the next token. `logits` (vocab_size values) is overwritten with the
   // probabilities, as in run.c.
   int32_t sample(std::span<float> logits);
+  // The same pick with `logits` left alone: greedy takes the argmax in place,
+  // sampling copies them into `scratch` (at least vocab_size floats) first.
+  int32_t sample(std::span<const float> logits, std::span<float> scratch);
   // Top-p (nucleus) sampling from probabilities `p`.
   int32_t sample_top_p(std::span<const float> p, float coin);
 
@@ -44,6 +47,8 @@ class Sampler {
   float top_p() const { return top_p_; }
 
  private:
+  void check_size(size_t n) const;  // throws Error unless n == vocab_size
+
   struct ProbIndex {
     float prob;
     int32_t index;
