@@ -1,7 +1,6 @@
 // Filling a weight copy front to back from the originals, handing each piece
 // of an original to a callback once it is copied (the backend drops its pages
-// there, so originals and copies are never all resident). bf16 and f16
-// originals are widened exactly to f32 on the way.
+// there, so originals and copies are never all resident).
 #pragma once
 
 #include <algorithm>
@@ -12,7 +11,6 @@
 #include <string>
 
 #include "llama/error.hpp"
-#include "llama/kernels/dequantize.hpp"
 #include "llama/tensor.hpp"
 
 namespace llama::graph {
@@ -47,27 +45,10 @@ class CopyWriter {
     }
   }
 
-  // `t`'s values in f32 (t f32, bf16 or f16; widened exactly), `expected` of them.
+  // `t`'s f32 values, `expected` of them (Tensor::f32 throws for another
+  // dtype: bf16/f16 and block dtypes are copied byte for byte through append).
   void append_f32(const Tensor& t, int64_t expected) requires std::is_same_v<T, float> {
-    if (t.dtype == DType::f32) {
-      append(t.f32(), expected, t.name);
-      return;
-    }
-    const auto bytes_per = static_cast<size_t>(dtype_info(t.dtype).block_bytes);
-    check(static_cast<size_t>(t.elements()), expected, t.name);
-    const int64_t cols = t.cols();
-    // Whole rows at a time, cut where a piece of the source ends.
-    int64_t row = 0;
-    while (row < t.rows()) {
-      const std::byte* at = t.data.data() + static_cast<size_t>(row * cols) * bytes_per;
-      const size_t values = piece(at, bytes_per, static_cast<size_t>((t.rows() - row) * cols));
-      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(values) / cols);
-      const auto n = static_cast<size_t>(rows * cols);
-      dequantize_rows(t, row, row + rows, dst_.subspan(used_, n));
-      used_ += n;
-      copied_(std::span<const std::byte>(at, n * bytes_per));
-      row += rows;
-    }
+    append(t.f32(), expected, t.name);
   }
 
  private:
