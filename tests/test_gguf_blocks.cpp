@@ -17,6 +17,7 @@
 
 #include "llama/formats/gguf_file.hpp"
 #include "llama/kernels/blocks.hpp"
+#include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/half.hpp"
 #include "test_support.hpp"
 
@@ -328,10 +329,7 @@ __attribute__((target("f16c"))) float f16c_widen(uint16_t v) { return _cvtsh_ss(
 __attribute__((target("f16c"))) uint16_t f16c_narrow(float v) {
   return static_cast<uint16_t>(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT));
 }
-bool cpu_has_f16c() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("f16c");
-}
+bool cpu_has_f16c() { return llama::cpu_features().f16c && llama::cpu_features().os_ymm; }
 }  // namespace
 
 TEST_CASE("half: f16 conversions equal the CPU's F16C; bf16 ties round to even", "[kernels]") {

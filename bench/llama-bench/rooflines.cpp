@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "llama/error.hpp"
+#include "llama/kernels/cpu_features.hpp"
 #include "stats.hpp"
 
 extern "C" {
@@ -54,7 +55,7 @@ float sum_portable(const float* p, size_t n) {
 }
 
 float sum(const float* p, size_t n) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = cpu_features().avx512f && cpu_features().os_zmm;
   return avx512 ? sum_avx512(p, n) : sum_portable(p, n);
 }
 

@@ -24,6 +24,9 @@ struct Regs {
   uint32_t a = 0, b = 0, c = 0, d = 0;
 };
 
+// The one cpuid reader: a leaf above the CPU's maximum (basic or extended)
+// reads as zeros (__get_cpuid_count checks the maximum), so callers need no
+// maximum-leaf checks of their own.
 Regs cpuid(uint32_t leaf, uint32_t sub = 0) {
   Regs r;
   if (__get_cpuid_count(leaf, sub, &r.a, &r.b, &r.c, &r.d) == 0) return Regs{};
@@ -60,17 +63,15 @@ CpuFeatures detect() {
   std::memcpy(vendor + 4, &r0.d, 4);
   std::memcpy(vendor + 8, &r0.c, 4);
   f.vendor = vendor;
-  if (cpuid(0x80000000).a >= 0x80000004) {
-    char brand[49] = {};
-    for (uint32_t i = 0; i < 3; ++i) {
-      const Regs r = cpuid(0x80000002 + i);
-      std::memcpy(brand + 16 * i, &r, 16);
-    }
-    f.brand = brand;
-    const auto first = f.brand.find_first_not_of(' ');
-    const auto last = f.brand.find_last_not_of(' ');
-    f.brand = first == std::string::npos ? "" : f.brand.substr(first, last - first + 1);
+  char brand[49] = {};  // leaves 0x80000002..4, zeros where the CPU has none
+  for (uint32_t i = 0; i < 3; ++i) {
+    const Regs r = cpuid(0x80000002 + i);
+    std::memcpy(brand + 16 * i, &r, 16);
   }
+  f.brand = brand;
+  const auto first = f.brand.find_first_not_of(' ');
+  const auto last = f.brand.find_last_not_of(' ');
+  f.brand = first == std::string::npos ? "" : f.brand.substr(first, last - first + 1);
   const Regs r1 = cpuid(1);
   f.sse42 = bit(r1.c, 20);
   f.popcnt = bit(r1.c, 23);
@@ -78,27 +79,23 @@ CpuFeatures detect() {
   f.movbe = bit(r1.c, 22);
   f.avx = bit(r1.c, 28);
   f.f16c = bit(r1.c, 29);
-  if (r0.a >= 7) {
-    const Regs r7 = cpuid(7, 0);
-    f.bmi1 = bit(r7.b, 3);
-    f.avx2 = bit(r7.b, 5);
-    f.bmi2 = bit(r7.b, 8);
-    f.avx512f = bit(r7.b, 16);
-    f.avx512dq = bit(r7.b, 17);
-    f.avx512cd = bit(r7.b, 28);
-    f.avx512bw = bit(r7.b, 30);
-    f.avx512vl = bit(r7.b, 31);
-    f.avx512vnni = bit(r7.c, 11);
-    f.amx_bf16 = bit(r7.d, 22);
-    f.avx512fp16 = bit(r7.d, 23);
-    f.amx_tile = bit(r7.d, 24);
-    f.amx_int8 = bit(r7.d, 25);
-    if (r7.a >= 1) {
-      const Regs r71 = cpuid(7, 1);
-      f.avx_vnni = bit(r71.a, 4);
-      f.avx512bf16 = bit(r71.a, 5);
-    }
-  }
+  const Regs r7 = cpuid(7, 0);
+  f.bmi1 = bit(r7.b, 3);
+  f.avx2 = bit(r7.b, 5);
+  f.bmi2 = bit(r7.b, 8);
+  f.avx512f = bit(r7.b, 16);
+  f.avx512dq = bit(r7.b, 17);
+  f.avx512cd = bit(r7.b, 28);
+  f.avx512bw = bit(r7.b, 30);
+  f.avx512vl = bit(r7.b, 31);
+  f.avx512vnni = bit(r7.c, 11);
+  f.amx_bf16 = bit(r7.d, 22);
+  f.avx512fp16 = bit(r7.d, 23);
+  f.amx_tile = bit(r7.d, 24);
+  f.amx_int8 = bit(r7.d, 25);
+  const Regs r71 = cpuid(7, 1);  // zeros past the last sub-leaf (r7.a)
+  f.avx_vnni = bit(r71.a, 4);
+  f.avx512bf16 = bit(r71.a, 5);
   f.lzcnt = bit(cpuid(0x80000001).c, 5);
   if (bit(r1.c, 27)) {  // OSXSAVE: xgetbv is there
     const uint64_t x = xcr0();
