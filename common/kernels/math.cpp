@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attend_block.hpp"
 #include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/simd_target.hpp"
 #include "llama/sampler.hpp"
@@ -76,6 +78,82 @@ LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys
   }
 }
 
+// Keys scored against a whole block of queries at a time.
+constexpr int64_t kBlockKeys = 4;
+
+// st[t * L + lane] = float(query lane . key t, summed in double) / scale for t
+// in [0, K): run.c's score arithmetic (products exact in double, the sum
+// rounded once to float) with each query's sum taken in head order, one chain
+// per lane (attend_head's vector reduction adds the same products in another
+// order: the double sums may differ in their last bits, the scores rarely).
+// Queries transposed in qt (f32 [hs, L]).
+template <bool Fma, int64_t K>
+LLAMA_ALWAYS_INLINE void score_block(const float* qt, int64_t hs, const float* k, int64_t stride,
+                                     float scale, float* st) {
+  constexpr int64_t L = q8::kAttendQueries;
+  double acc[K][L] = {};
+  for (int64_t i = 0; i < hs; ++i) {
+    const float* qi = qt + i * L;
+#pragma GCC unroll 4
+    for (int64_t j = 0; j < K; ++j) {
+      const auto kj = static_cast<double>(k[j * stride + i]);
+      // An exact product, then one rounding: the same with or without FMA.
+#pragma omp simd
+      for (int64_t lane = 0; lane < L; ++lane) acc[j][lane] += static_cast<double>(qi[lane]) * kj;
+    }
+  }
+  for (int64_t j = 0; j < K; ++j) {
+#pragma omp simd
+    for (int64_t lane = 0; lane < L; ++lane) {
+      st[j * L + lane] = static_cast<float>(acc[j][lane]) / scale;
+    }
+  }
+}
+
+// A prompt's attention for one head, q8::kAttendQueries queries at a time in
+// the lanes (scores, softmax, value sums); heads that are not a multiple of
+// 16 take attend_body per query.
+template <bool Fma, SimdLevel Level>
+LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
+                                             int64_t first_pos, int64_t hs, const float* keys,
+                                             const float* values, int64_t stride,
+                                             std::span<float> scratch, float* out, int64_t out_ld) {
+  constexpr int64_t L = q8::kAttendQueries;
+  const float scale = std::sqrt(static_cast<float>(hs));
+  for (int64_t i0 = 0; i0 < n; i0 += L) {
+    const int64_t m = std::min(L, n - i0);
+    if (hs % 16 != 0) {
+      for (int64_t lane = 0; lane < m; ++lane) {
+        const int64_t n_pos = first_pos + i0 + lane + 1;
+        attend_body<Fma>({q + (i0 + lane) * q_ld, static_cast<size_t>(hs)}, keys, values, stride,
+                         n_pos, scratch.first(static_cast<size_t>(n_pos)),
+                         {out + (i0 + lane) * out_ld, static_cast<size_t>(hs)});
+      }
+      continue;
+    }
+    const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
+    float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
+    float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
+    for (int64_t i = 0; i < hs; ++i) {
+      for (int64_t lane = 0; lane < L; ++lane) {
+        qt[i * L + lane] = lane < m ? q[(i0 + lane) * q_ld + i] : 0.0f;
+      }
+    }
+    int64_t t = 0;
+    for (; t + kBlockKeys <= n_keys; t += kBlockKeys) {
+      score_block<Fma, kBlockKeys>(qt, hs, keys + t * stride, stride, scale, st + t * L);
+    }
+    for (; t < n_keys; ++t)
+      score_block<Fma, 1>(qt, hs, keys + t * stride, stride, scale, st + t * L);
+    // Padding lanes (past m) repeat the last query's length; never stored.
+    int64_t n_pos[L];
+    for (int64_t lane = 0; lane < L; ++lane)
+      n_pos[lane] = first_pos + i0 + std::min(lane, m - 1) + 1;
+    detail::softmax_mix_block_at_level(Level, st, n_keys, n_pos, values, stride, hs, m,
+                                       out + i0 * out_ld, out_ld);
+  }
+}
+
 LLAMA_SIMD_VARIANTS(float, dot, dot_body, (const float* a, const float* b, int64_t n), (a, b, n))
 LLAMA_SIMD_VARIANTS(void, rmsnorm, rmsnorm_body,
                     (std::span<float> out, std::span<const float> x, std::span<const float> w,
@@ -91,6 +169,27 @@ LLAMA_SIMD_VARIANTS(void, attend, attend_body,
                     (std::span<const float> q, const float* keys, const float* values,
                      int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out),
                     (q, keys, values, stride, n_pos, scores, out))
+LLAMA_TARGET_AVX512 void attend_queries_avx512(const float* q, int64_t q_ld, int64_t n,
+                                               int64_t first_pos, int64_t hs, const float* keys,
+                                               const float* values, int64_t stride,
+                                               std::span<float> scratch, float* out,
+                                               int64_t out_ld) {
+  attend_queries_body<true, SimdLevel::avx512>(q, q_ld, n, first_pos, hs, keys, values, stride,
+                                               scratch, out, out_ld);
+}
+LLAMA_TARGET_AVX2 void attend_queries_avx2(const float* q, int64_t q_ld, int64_t n,
+                                           int64_t first_pos, int64_t hs, const float* keys,
+                                           const float* values, int64_t stride,
+                                           std::span<float> scratch, float* out, int64_t out_ld) {
+  attend_queries_body<true, SimdLevel::avx2>(q, q_ld, n, first_pos, hs, keys, values, stride,
+                                             scratch, out, out_ld);
+}
+void attend_queries_portable(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
+                             const float* keys, const float* values, int64_t stride,
+                             std::span<float> scratch, float* out, int64_t out_ld) {
+  attend_queries_body<false, SimdLevel::portable>(q, q_ld, n, first_pos, hs, keys, values, stride,
+                                                  scratch, out, out_ld);
+}
 
 }  // namespace
 
@@ -135,12 +234,9 @@ void attend_head_at_level(SimdLevel level, std::span<const float> q, const float
 void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
                     const float* keys, const float* values, int64_t stride,
                     std::span<float> scratch, float* out, int64_t out_ld) {
-  const auto hs = static_cast<size_t>(head_size);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t n_pos = first_pos + i + 1;
-    attend_head({q + i * q_ld, hs}, keys, values, stride, n_pos,
-                scratch.first(static_cast<size_t>(n_pos)), {out + i * out_ld, hs});
-  }
+  LLAMA_SIMD_DISPATCH(
+      simd_level(), attend_queries,
+      (q, q_ld, n, first_pos, head_size, keys, values, stride, scratch, out, out_ld));
 }
 
 }  // namespace llama

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attend_block.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/simd_target.hpp"
@@ -167,6 +168,23 @@ void attend_queries_portable(const float* q, int64_t q_ld, int64_t n, int64_t fi
                                     out_ld);
 }
 
+// The block softmax and value sums for run.c's attention (attend_block.hpp).
+LLAMA_TARGET_AVX512 void softmax_mix_block_avx512(float* st, int64_t n_keys, const int64_t* n_pos,
+                                                  const float* values, int64_t stride, int64_t hs,
+                                                  int64_t m, float* out, int64_t out_ld) {
+  softmax_mix_block<true, true>(st, n_keys, n_pos, values, stride, hs, m, out, out_ld);
+}
+LLAMA_TARGET_AVX2 void softmax_mix_block_avx2(float* st, int64_t n_keys, const int64_t* n_pos,
+                                              const float* values, int64_t stride, int64_t hs,
+                                              int64_t m, float* out, int64_t out_ld) {
+  softmax_mix_block<true, false>(st, n_keys, n_pos, values, stride, hs, m, out, out_ld);
+}
+void softmax_mix_block_portable(float* st, int64_t n_keys, const int64_t* n_pos,
+                                const float* values, int64_t stride, int64_t hs, int64_t m,
+                                float* out, int64_t out_ld) {
+  softmax_mix_block<false, false>(st, n_keys, n_pos, values, stride, hs, m, out, out_ld);
+}
+
 }  // namespace
 
 size_t attend_queries_scratch(int64_t head_size, int64_t n_keys) {
@@ -190,3 +208,14 @@ void attend_queries_at_level(SimdLevel level, const float* q, int64_t q_ld, int6
 }
 
 }  // namespace llama::q8
+
+namespace llama::detail {
+
+void softmax_mix_block_at_level(SimdLevel level, float* st, int64_t n_keys, const int64_t* n_pos,
+                                const float* values, int64_t stride, int64_t hs, int64_t m,
+                                float* out, int64_t out_ld) {
+  LLAMA_SIMD_DISPATCH(runnable_level(level), q8::softmax_mix_block,
+                      (st, n_keys, n_pos, values, stride, hs, m, out, out_ld));
+}
+
+}  // namespace llama::detail

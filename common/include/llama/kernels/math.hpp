@@ -29,9 +29,13 @@ void attend_head_at_level(SimdLevel level, std::span<const float> q, const float
                           const float* values, int64_t stride, int64_t n_pos,
                           std::span<float> scores, std::span<float> out);
 
-// attend_head for n queries of one head (a prompt), one after another: query
-// i at q + i * q_ld, position first_pos + i, attending [0, first_pos + i + 1),
-// output at out + i * out_ld. `scratch` needs first_pos + n floats.
+// attend_head for n queries of one head (a prompt): query i at q + i * q_ld,
+// position first_pos + i, attending [0, first_pos + i + 1), output at out + i
+// * out_ld. Blocks of 16 queries run in the lanes of a register (scores in
+// double, softmax and value sums per lane in attend_head's order); each score's
+// double sum adds attend_head's products in head order, so a query's output
+// agrees with attend_head's but for a rare last-bit rounding of a double sum.
+// `scratch` needs attend_scratch_floats(head_size, first_pos + n) floats (steps.hpp).
 void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
                     const float* keys, const float* values, int64_t stride,
                     std::span<float> scratch, float* out, int64_t out_ld);
