@@ -66,6 +66,10 @@ const char* to_string(RopeLayout layout) {
   return layout == RopeLayout::halves ? "halves" : "interleaved";
 }
 
+const char* to_string(RopeAngles angles) {
+  return angles == RopeAngles::ggml ? "ggml" : "per_pair";
+}
+
 const char* to_string(RopeScalingType type) {
   switch (type) {
     case RopeScalingType::linear:
@@ -176,7 +180,8 @@ std::string Config::to_string() const {
     << " n_heads=" << n_heads << " n_kv_heads=" << n_kv_heads << " vocab_size=" << vocab_size
     << " seq_len=" << seq_len << " classifier=" << (shared_classifier ? "shared" : "separate");
   // What llama2.c files never vary, only when it differs from llama2.c's.
-  if (n_heads <= 0 || dim % n_heads != 0 || head_dim != dim / n_heads) s << " head_dim=" << head_dim;
+  if (n_heads <= 0 || dim % n_heads != 0 || head_dim != dim / n_heads)
+    s << " head_dim=" << head_dim;
   if (context_length != seq_len) s << " context_length=" << context_length;
   if (norm_eps != 1e-5) s << " norm_eps=" << norm_eps;
   if (rope_theta != 10000.0) s << " rope_theta=" << rope_theta;
@@ -188,6 +193,7 @@ std::string Config::to_string() const {
       << r.original_max_position_embeddings << ")";
   }
   if (rope_layout != RopeLayout::interleaved) s << " rope_layout=" << llama::to_string(rope_layout);
+  if (rope_angles != RopeAngles::per_pair) s << " rope_angles=" << llama::to_string(rope_angles);
   if (bos_id != 1) s << " bos=" << bos_id;
   if (eos_ids != std::vector<int32_t>{2}) {
     s << " eos=";

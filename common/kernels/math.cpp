@@ -202,6 +202,17 @@ void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const flo
 }
 
 void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const {
+  if (angles_ == RopeAngles::ggml) {
+    // ggml_rope_cache_init and rope_yarn (ggml-cpu.c) without YaRN.
+    float theta = static_cast<float>(pos);
+    for (int64_t i = 0; i < pairs(); ++i) {
+      const float t = freq_scale_ * theta;
+      cos_out[static_cast<size_t>(i)] = std::cos(t);
+      sin_out[static_cast<size_t>(i)] = std::sin(t);
+      theta *= theta_scale_;
+    }
+    return;
+  }
   for (int64_t i = 0; i < pairs(); ++i) {
     const float val = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
     cos_out[static_cast<size_t>(i)] = std::cos(val);

@@ -37,11 +37,24 @@ float llama3_scaled(float inv_freq, const RopeScaling& r) {
 
 }  // namespace
 
-RopeTable::RopeTable(const Config& c) : head_dim_(c.head_dim), layout_(c.rope_layout) {
+RopeTable::RopeTable(const Config& c)
+    : head_dim_(c.head_dim), layout_(c.rope_layout), angles_(c.rope_angles) {
   if (c.head_dim <= 0 || c.head_dim % 2 != 0) {
     throw Error("rope: head_dim " + std::to_string(c.head_dim) + " is not a positive even number");
   }
   const auto theta = static_cast<float>(c.rope_theta);
+  if (angles_ == RopeAngles::ggml) {
+    // llama.cpp: theta_scale = powf(freq_base, -2.0f / n_dims), freq_scale =
+    // 1.0f / the linear factor; its llama3 scaling is a tensor of factors
+    // (rope_freqs) no reader here produces.
+    if (c.rope_scaling.type == RopeScalingType::llama3) {
+      throw Error("rope: ggml's angles with llama3 scaling are not supported");
+    }
+    theta_scale_ = std::pow(theta, -2.0f / static_cast<float>(head_dim_));
+    if (c.rope_scaling.type == RopeScalingType::linear) {
+      freq_scale_ = 1.0f / static_cast<float>(c.rope_scaling.factor);
+    }
+  }
   inv_freq_.resize(static_cast<size_t>(pairs()));
   for (int64_t i = 0; i < pairs(); ++i) {
     // run.c: 1.0f / powf(10000.0f, head_dim / (float)head_size) with head_dim = 2i.

@@ -94,6 +94,8 @@ Model to_model(const File& f) {
   // tensors rotate interleaved pairs (checked against llama.cpp's streams in
   // tests/test_gguf_parity.cpp).
   c.rope_layout = RopeLayout::interleaved;
+  // ...and llama.cpp's angles, one product at a time (config.hpp).
+  c.rope_angles = RopeAngles::ggml;
   c.shared_classifier = m.output == nullptr;
   fill_special_ids(f, c);
   c.validate(f.source());

@@ -19,6 +19,15 @@ namespace llama {
 enum class RopeLayout { interleaved, halves };
 const char* to_string(RopeLayout layout);
 
+// How a position's rotary angles are computed (RopeTable::angles): per pair,
+// float(pos) * inv_freq[i] (run.c, transformers), or ggml's
+// (llama.cpp, so GGUF files): theta_0 = float(pos), theta_{i+1} = theta_i *
+// powf(rope_theta, -2 / head_dim), each product rounded to f32. The two
+// differ in the last bits of the angles, which is enough to flip a Q8_0
+// activation's rounding (docs/formats.md).
+enum class RopeAngles { per_pair, ggml };
+const char* to_string(RopeAngles angles);
+
 // Rotary frequency scaling (transformers' rope_type), applied by the core's
 // RoPE table (kernels/rope.hpp).
 enum class RopeScalingType { none, linear, llama3 };
@@ -45,6 +54,7 @@ struct Config {
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   RopeLayout rope_layout = RopeLayout::interleaved;
+  RopeAngles rope_angles = RopeAngles::per_pair;
   bool shared_classifier = true;  // tied embeddings: the classifier is the token embedding
   int64_t context_length = 0;     // positions the model was trained for (llama2.c: seq_len)
   int32_t bos_id = 1;             // -1: the model has none

@@ -33,13 +33,18 @@ class RopeTable {
     return layout_ == RopeLayout::halves ? std::pair{i, i + pairs()} : std::pair{2 * i, 2 * i + 1};
   }
 
-  // cos_out[i], sin_out[i] of the angle float(pos) * inv_freq[i], in f32 (run.c's
-  // arithmetic); each span holds head_dim / 2 floats.
+  // cos_out[i], sin_out[i] of pair i's angle at `pos`, in f32: float(pos) *
+  // inv_freq[i] (run.c's arithmetic), or with RopeAngles::ggml ggml's
+  // repeated product (config.hpp) times 1 / the linear scaling factor; each
+  // span holds head_dim / 2 floats.
   void angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const;
 
  private:
   int64_t head_dim_ = 0;
   RopeLayout layout_ = RopeLayout::interleaved;
+  RopeAngles angles_ = RopeAngles::per_pair;
+  float theta_scale_ = 1.0f;     // ggml: powf(rope_theta, -2 / head_dim)
+  float freq_scale_ = 1.0f;      // ggml: 1 / the linear scaling factor
   std::vector<float> inv_freq_;  // f32 [head_dim / 2]
 };
 
