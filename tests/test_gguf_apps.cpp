@@ -130,11 +130,28 @@ TEST_CASE("gguf apps: --tokenize, --verify-checkpoint and --explain on a GGUF", 
 TEST_CASE("gguf apps: llama-compare and llama-bench take a GGUF", "[gguf][compare]") {
   const std::string q40 = test::model_path("gguf/stories1M.q4_0.gguf");
   std::ostringstream out, err;
-  const int code = compare::run_compare(
-      {"-c", q40, "-p", "Once upon a time", "-t", "0", "-s", "40", "-b", "reference,blas,graph"},
-      out, err);
+  // An f32 KV cache: within 1e-4 of reference (with the file's default f16
+  // cache a last-bit difference of the f32 sums can flip an f16 rounding,
+  // docs/formats.md "The KV cache").
+  const int code =
+      compare::run_compare({"-c", q40, "-p", "Once upon a time", "-t", "0", "-s", "40", "-b",
+                            "reference,blas,graph", "--kv-cache", "f32"},
+                           out, err);
   INFO(out.str() << err.str());
   CHECK(code == 0);
+  // One KV cache type per backend: the f16 cache's difference from the f32 one.
+  std::ostringstream out2, err2;
+  const int code2 = compare::run_compare({"-c", q40, "-p", "Once upon a time", "-t", "0", "-s",
+                                          "40", "-b", "blas,blas", "--kv-cache", "f32,f16",
+                                          "--tolerance", "1"},
+                                         out2, err2);
+  INFO(out2.str() << err2.str());
+  CHECK(code2 == 0);
+  CHECK(out2.str().find("blas (f16 KV cache): max abs diff") != std::string::npos);
+  std::ostringstream out3, err3;
+  CHECK(compare::run_compare({"-c", q40, "-b", "blas,blas", "--kv-cache", "f32,f16,f16"}, out3,
+                             err3) == 2);
+  CHECK(err3.str().find("--kv-cache: 3 types for 2 backends") != std::string::npos);
 
   const auto b = test::run_program(
       LLAMA_BENCH_PATH, {"-c", q40, "-b", "blas", "-p", "8", "-n", "4", "-r", "1", "-j", "1",
@@ -171,7 +188,9 @@ TEST_CASE("gguf apps: bad GGUF files fail with one line", "[gguf][cli][robustnes
 
 TEST_CASE("gguf apps: llama-perplexity on stories1M.f32.gguf is stories1M.bin's", "[gguf]") {
   // The same weights and vocabulary (the file's tokenizer against tok2048.bin):
-  // the same tokens, chunks and perplexity, up to f32 summation order.
+  // the same tokens, chunks and perplexity, up to f32 summation order and
+  // ggml's rotary angles, with the f32 KV cache of the .bin (a GGUF's default
+  // is llama.cpp's f16 cache).
   const auto text = test::read_file(test::model_path("stories1M-val.txt"));
   const std::string part = test::temp_path("val-part.txt");
   test::write_file(part, std::vector<std::byte>(text.begin(), text.begin() + 20000));
@@ -184,7 +203,7 @@ TEST_CASE("gguf apps: llama-perplexity on stories1M.f32.gguf is stories1M.bin's"
     REQUIRE(code == 0);
     return nlohmann::json::parse(out.str());
   };
-  const auto g = run({"-c", test::model_path("gguf/stories1M.f32.gguf")});
+  const auto g = run({"-c", test::model_path("gguf/stories1M.f32.gguf"), "--kv-cache", "f32"});
   const auto b =
       run({"-c", test::model_path("stories1M.bin"), "-k", test::model_path("tok2048.bin")});
   CHECK(g["text_tokens"] == b["text_tokens"]);

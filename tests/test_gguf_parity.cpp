@@ -1,8 +1,9 @@
 // gguf-parity.json on every registered backend: llama.cpp's greedy streams and
 // top logits for its own GGUF files (stories1M F32/F16/Q8_0/Q4_0, rand-k
-// Q4_K_M/Q6_K), the prompt encoded by the file's own tokenizer, and the
-// block-quantized files' logits on blas and graph against the reference
-// backend's exactly dequantized ones.
+// Q4_K_M/Q6_K) with the files' default f16 KV cache (llama.cpp's), the prompt
+// encoded by the file's own tokenizer, and every file's logits on blas and
+// graph against the reference backend's exactly dequantized ones, with an
+// f32 cache (the products' exactness) and with the f16 one.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -25,21 +26,33 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
-// Tolerances against llama.cpp's logits, relative to the largest of them
-// (issue 16: 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for the 4- and 6-bit
-// types, whose activations llama.cpp quantizes to Q8 blocks). Worst measured
-// on every backend: F32 8.6e-5, F16 1.5e-4, Q8_0 3.7e-3, Q4_0 5.3e-3, Q4_K_M
-// 4.9e-3, Q6_K 4.5e-3. F16 and Q8_0 miss the issue's bounds because llama.cpp
-// made the case with its default f16 KV cache (K, V, the query and the
-// softmax probabilities rounded to f16), which we do not do: with it the
-// F16 gap is 1.7e-5 and Q8_0's 6e-8 up to position 62 (docs/formats.md,
-// "Where the F16 and Q8_0 gaps come from"). Held here to what they reach, so
-// a regression still fails.
+// Tolerances against llama.cpp's logits, relative to the largest of them:
+// issue 16's, 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for the 4- and 6-bit
+// types (whose activations llama.cpp quantizes to Q8 blocks where we keep
+// f32). They hold with llama.cpp's arithmetic where it is a definition: the
+// f16 KV cache with ggml's rounding points and sums (kernels/
+// attention_f16.hpp) and ggml's rotary angles (RopeAngles::ggml). Worst
+// measured, every backend: F32 4.0e-5, F16 1.5e-5, Q8_0 1.6e-7, Q4_0 5.6e-3,
+// Q4_K_M 4.8e-3, Q6_K 4.5e-3 (docs/formats.md).
 double tolerance(const std::string& file) {
   if (file.find(".f32.") != std::string::npos) return 1e-4;
-  if (file.find(".f16.") != std::string::npos) return 2e-4;
-  if (file.find(".q8_0.") != std::string::npos) return 4e-3;
+  if (file.find(".f16.") != std::string::npos) return 1e-4;
+  if (file.find(".q8_0.") != std::string::npos) return 1e-3;
   return 3e-2;
+}
+
+// blas and graph against reference on the same file. With an f32 cache:
+// issue 16's 1e-4 (exact dequantization, f32 sums in another order). With
+// the f16 cache the f16 rounding of K, V and the probabilities turns a
+// last-bit difference between the backends' f32 sums (reference sums in
+// double, blas in sgemv's order) into a whole f16 step (2^-11) of one cached
+// value; measured: F32 1.6e-4, F16 3.3e-4, Q8_0 0 (the same int8 sums),
+// Q4_0 2.2e-3, Q4_K_M 1.2e-4, Q6_K below 1e-4. Held to those, so a
+// regression still fails.
+double f16_cache_agreement(const std::string& file) {
+  if (file.find(".q8_0.") != std::string::npos) return 1e-4;
+  if (file.find(".q4_0.") != std::string::npos) return 3e-3;
+  return 5e-4;
 }
 
 // The backend's logits along llama.cpp's stream, one forward per position, the
@@ -50,9 +63,11 @@ struct Run {
 };
 
 Run run_along(const Model& model, const std::string& backend, const std::vector<int32_t>& stream,
-              Numerics numerics = Numerics::exact) {
+              Numerics numerics = Numerics::exact,
+              KvCacheOption kv = KvCacheOption::model_default) {
   BackendOptions o;
   o.numerics = numerics;
+  o.kv_cache = kv;
   auto b = BackendRegistry::instance().create(backend, o);
   b->prepare(model);
   Run r;
@@ -108,6 +123,30 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
         reference = r;
         continue;
       }
+      double worst = 0;
+      for (size_t pos = 0; pos < r.logits.size(); ++pos) {
+        worst = std::max(worst, test::relative_diff(r.logits[pos], reference.logits[pos]));
+      }
+      INFO("worst relative logit difference from reference, f16 cache " << worst);
+      CHECK(worst <= f16_cache_agreement(file));
+    }
+  }
+}
+
+TEST_CASE("gguf parity: blas and graph within 1e-4 of reference with an f32 KV cache",
+          "[gguf][parity]") {
+  const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
+  const std::vector<std::string> backends = backend_names();
+  REQUIRE(backends.size() >= 3);
+  for (const auto& c : cases) {
+    const std::string file = c["model"].get<std::string>();
+    INFO(file);
+    const gguf::GgufModel g = gguf::open_model(test::model_path(file));
+    const auto stream = c["stream"].get<std::vector<int32_t>>();
+    const Run reference = run_along(g.model, "reference", stream, Numerics::exact, KvCacheOption::f32);
+    for (size_t i = 1; i < backends.size(); ++i) {
+      INFO("backend " << backends[i]);
+      const Run r = run_along(g.model, backends[i], stream, Numerics::exact, KvCacheOption::f32);
       double worst = 0;
       for (size_t pos = 0; pos < r.logits.size(); ++pos) {
         worst = std::max(worst, test::relative_diff(r.logits[pos], reference.logits[pos]));

@@ -54,8 +54,8 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
       "InferenceBackend, BackendOptions or llama_plugin_descriptor changed: bump "
       "LLAMA_PLUGIN_PROTOCOL, pin the new layout in tests/test_plugin_abi.cpp and describe "
       "it in docs/backends.md");
-  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 4u);
-  // Protocol 4 (the layout of 3 but BackendOptions, which gained numerics). Protocol 3
+  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 5u);
+  // Protocol 5 (the layout of 4 but BackendOptions, which gained kv_cache). Protocol 4 (the layout of 3 but BackendOptions, which gained numerics). Protocol 3
   // (the layout of 2; the contract gained rewinds): slots after the two
   // destructor entries (complete, deleting) at 0 and 8; protocol 1 had no
   // supported_dtypes, every later slot 8 bytes earlier.
@@ -68,8 +68,9 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
   CHECK(vtable_slot(&InferenceBackend::report) == 64);
   CHECK(declared_virtuals() == 8);        // the destructor and the seven above
   CHECK(sizeof(InferenceBackend) == 32);  // vtable pointer, batch_logits_ (std::vector)
-  CHECK(sizeof(BackendOptions) == 8);     // threads, numerics
+  CHECK(sizeof(BackendOptions) == 12);    // threads, numerics, kv_cache
   CHECK(offsetof(BackendOptions, numerics) == 4);
+  CHECK(offsetof(BackendOptions, kv_cache) == 8);
   CHECK(sizeof(llama_plugin_descriptor) == 40);
   CHECK(offsetof(llama_plugin_descriptor, protocol) == 0);
   CHECK(offsetof(llama_plugin_descriptor, toolchain) == 8);

@@ -55,7 +55,7 @@ std::vector<Refusal> refusals() {
       {LLAMA_CLI_PATH, {"cannot load: ", "position-independent executable"}},
       {broken("undefined_symbol"), {"cannot load: ", "llama_test_symbol_nobody_defines"}},
       {broken("no_entry"), {"no llama_plugin_entry symbol: not a llama-backends plugin"}},
-      {broken("protocol"), {"built for plugin protocol 999, this program speaks protocol 4"}},
+      {broken("protocol"), {"built for plugin protocol 999, this program speaks protocol 5"}},
       {broken("toolchain"),
        {"built for Itanium C++ ABI, libc++ (ABI 1), this program for Itanium C++ ABI, libstdc++",
         "an incompatible compiler or standard library"}},

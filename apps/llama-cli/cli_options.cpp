@@ -5,6 +5,7 @@
 
 #include "backend_flags.hpp"
 #include "command_line.hpp"
+#include "kv_cache_flag.hpp"
 #include "numerics_flag.hpp"
 
 namespace po = boost::program_options;
@@ -40,6 +41,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   add_backend_flags(desc, o.plugins);
   std::string numerics;
   add_numerics_flag(desc, numerics);
+  std::string kv_cache;
+  add_kv_cache_flag(desc, kv_cache);
 
   o.help_text = cli::help_text(desc);
   po::variables_map vm = cli::parse_command_line(desc, args);
@@ -102,6 +105,7 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   o.seed = g.seed;
   o.threads = g.threads;
   o.numerics = parse_numerics_flag(numerics);
+  o.kv_cache = parse_kv_cache_flag(kv_cache);
   return o;
 }
 

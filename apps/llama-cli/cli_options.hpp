@@ -8,6 +8,7 @@
 
 #include "control_flags.hpp"
 #include "generation_flags.hpp"  // UsageError
+#include "llama/kv_cache.hpp"
 #include "llama/numerics.hpp"
 
 namespace llama::cli {
@@ -29,6 +30,7 @@ struct CliOptions {
   std::vector<std::string> plugins;     // --plugin FILE, in order
   int threads = 0;                      // 0: every core
   Numerics numerics = Numerics::exact;  // --numerics
+  KvCacheOption kv_cache = KvCacheOption::model_default;  // --kv-cache
   OutputFormat format = OutputFormat::text;
   Mode mode = Mode::generate;
   bool prompt_given = false;  // chat: -p is the first user message, else read from stdin

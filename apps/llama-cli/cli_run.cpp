@@ -174,6 +174,7 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   BackendOptions bo;
   bo.threads = o.threads;
   bo.numerics = o.numerics;
+  bo.kv_cache = o.kv_cache;
   auto backend = BackendRegistry::instance().create(o.backend, bo);
   backend->prepare(model);
   const double load_ms =

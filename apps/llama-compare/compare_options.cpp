@@ -4,6 +4,7 @@
 
 #include "backend_flags.hpp"
 #include "command_line.hpp"
+#include "kv_cache_flag.hpp"
 #include "numerics_flag.hpp"
 
 #include <boost/program_options.hpp>
@@ -35,7 +36,7 @@ std::vector<std::string> split_backends(const std::string& list) {
 CompareOptions parse_compare(const std::vector<std::string>& args) {
   CompareOptions o;
   cli::GenerationFlagParser generation;
-  std::string backends, format = "text", numerics = "exact";
+  std::string backends, format = "text", numerics = "exact", kv_cache = "default";
 
   po::options_description desc(
       "Usage: llama-compare -c CHECKPOINT -b BASELINE,OTHER[,...] [options]\n"
@@ -51,7 +52,10 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
       "numerics", po::value(&numerics)->value_name("exact|fast|LIST"),
       "numerics policy of every backend, or a comma-separated list with one per backend: "
       "-b graph,graph --numerics exact,fast reports fast's difference from exact (default "
-      "exact)")("format", po::value(&format)->value_name("text|json"),
+      "exact)")("kv-cache", po::value(&kv_cache)->value_name("f32|f16|LIST"),
+                "KV cache type of every backend (default: the format's, GGUF f16, others f32), "
+                "or a list with one per backend: -b blas,blas --kv-cache f32,f16 reports the "
+                "f16 cache's difference")("format", po::value(&format)->value_name("text|json"),
                 "output format (default text)")("version", "print the version and exit")(
       "help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
@@ -75,6 +79,16 @@ CompareOptions parse_compare(const std::vector<std::string>& args) {
     if (o.numerics.size() != o.backends.size()) {
       throw cli::UsageError("--numerics: " + std::to_string(o.numerics.size()) + " policies for " +
                             std::to_string(o.backends.size()) + " backends in '" + numerics + "'");
+    }
+  }
+  {
+    std::istringstream in(kv_cache);
+    std::string one;
+    while (std::getline(in, one, ',')) o.kv_cache.push_back(cli::parse_kv_cache_flag(one));
+    if (o.kv_cache.size() == 1) o.kv_cache.resize(o.backends.size(), o.kv_cache.front());
+    if (o.kv_cache.size() != o.backends.size()) {
+      throw cli::UsageError("--kv-cache: " + std::to_string(o.kv_cache.size()) + " types for " +
+                            std::to_string(o.backends.size()) + " backends in '" + kv_cache + "'");
     }
   }
   if (!std::isfinite(o.tolerance) || o.tolerance < 0) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "generation_flags.hpp"
+#include "llama/kv_cache.hpp"
 #include "llama/numerics.hpp"
 
 namespace llama::compare {
@@ -19,6 +20,7 @@ struct CompareOptions {
   cli::GenerationFlags run;           // checkpoint, tokenizer, prompt, sampling, steps, threads
   std::vector<std::string> backends;  // specs; the first is the baseline
   std::vector<Numerics> numerics;     // one per backend (--numerics: one for all, or a list)
+  std::vector<KvCacheOption> kv_cache;  // one per backend (--kv-cache: one for all, or a list)
   double tolerance = 1e-4;            // on the relative logit difference
   OutputFormat format = OutputFormat::text;
   std::string help_text;

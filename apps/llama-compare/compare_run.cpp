@@ -37,6 +37,7 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   try {
     for (size_t i = 0; i < o.backends.size(); ++i) {
       bo.numerics = o.numerics[i];
+      bo.kv_cache = o.kv_cache[i];
       owned.push_back(BackendRegistry::instance().create(o.backends[i], bo));
     }
   } catch (const Error& e) {
@@ -67,6 +68,15 @@ int run(const CompareOptions& o, std::ostream& out, std::ostream& err) {
     c.baseline += label(o.numerics.front());
     for (size_t i = 0; i < c.backends.size(); ++i)
       c.backends[i].backend += label(o.numerics[i + 1]);
+  }
+  if (std::any_of(o.kv_cache.begin(), o.kv_cache.end(),
+                  [&](KvCacheOption k) { return k != o.kv_cache.front(); })) {
+    const auto label = [](KvCacheOption k) {
+      return std::string(" (") + to_string(k) + " KV cache)";
+    };
+    c.baseline += label(o.kv_cache.front());
+    for (size_t i = 0; i < c.backends.size(); ++i)
+      c.backends[i].backend += label(o.kv_cache[i + 1]);
   }
   if (o.format == OutputFormat::json)
     write_json(c, o.tolerance, s.seed, out);

@@ -23,9 +23,11 @@
 namespace llama::conformance {
 namespace {
 
-std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0) {
+std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0,
+                                               KvCacheOption kv = KvCacheOption::model_default) {
   BackendOptions o;
   o.threads = threads;
+  o.kv_cache = kv;
   return BackendRegistry::instance().create(spec, o);
 }
 
@@ -129,6 +131,41 @@ CheckResult check_logits_match_reference(const std::string& spec, const Model& m
     }
     compare_rows(r, spec + " against reference on " + model.source, got, want,
                  model.config.vocab_size);
+  });
+}
+
+CheckResult check_f16_kv_matches_reference(const std::string& spec, const Model& model,
+                                           std::span<const int32_t> tokens) {
+  return guarded([&](CheckResult& r) {
+    const int64_t vocab = model.config.vocab_size;
+    auto reference16 = make_backend("reference", 0, KvCacheOption::f16);
+    auto reference32 = make_backend("reference", 0, KvCacheOption::f32);
+    auto backend = make_backend(spec, 0, KvCacheOption::f16);
+    reference16->prepare(model);
+    reference32->prepare(model);
+    backend->prepare(model);
+    const std::vector<float> want = run_sequential(*reference16, tokens);
+    const std::vector<float> f32 = run_sequential(*reference32, tokens);
+    const std::vector<float> got = run_sequential(*backend, tokens);
+    const std::string what = spec + " (f16 KV cache) against reference on " + model.source;
+    compare_rows(r, what, got, want, vocab, 0, kF16KvTolerance);
+    const auto batch = backend->forward_batch(tokens, 0, true);
+    compare_rows(r, what + ", forward_batch", std::vector<float>(batch.begin(), batch.end()), want,
+                 vocab, 0, kF16KvTolerance);
+    double d_backend = 0, d_f32 = 0;
+    const auto n = static_cast<size_t>(vocab);
+    for (size_t at = 0; at + n <= want.size(); at += n) {
+      const auto w = std::span<const float>(want).subspan(at, n);
+      d_backend = std::max(
+          d_backend, compare::diff_logits(std::span<const float>(got).subspan(at, n), w).max_rel);
+      d_f32 = std::max(d_f32,
+                       compare::diff_logits(std::span<const float>(f32).subspan(at, n), w).max_rel);
+    }
+    if (r.ok && !(d_backend < d_f32)) {
+      r.fail(what + ": relative difference " + std::to_string(d_backend) +
+             " is not below the f32 cache's " + std::to_string(d_f32) +
+             " (was the f16 cache used?)");
+    }
   });
 }
 

@@ -66,5 +66,15 @@ CheckResult check_rotation_layouts_agree(const std::string& spec, const Model& m
 // rounded activations, or computed in bf16, is an order of magnitude off.
 inline constexpr double kUpcastTolerance = 1e-5;
 CheckResult check_upcast_exact(const std::string& spec, const Model& f32_model, DType dtype);
+// With an f16 KV cache asked for (BackendOptions::kv_cache), the logits of
+// `tokens`, forward and forward_batch, match the reference backend's f16-cache
+// logits within kF16KvTolerance, and are nearer them than the reference's f32
+// cache logits are (a backend that kept f32 fails that). Looser than 1e-4: the
+// f16 rounding of K, V and the probabilities turns a last-bit difference of
+// two backends' f32 sums into a whole f16 step of one cached value
+// (docs/formats.md, "The KV cache").
+inline constexpr double kF16KvTolerance = 1e-3;
+CheckResult check_f16_kv_matches_reference(const std::string& spec, const Model& model,
+                                           std::span<const int32_t> tokens);
 
 }  // namespace llama::conformance

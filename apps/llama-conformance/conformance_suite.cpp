@@ -231,6 +231,19 @@ std::vector<SuiteCheck> make_checks() {
                             check_rotation_layouts_agree(spec, random_model(v.config, 7, v.name))};
          });
        }},
+      {"f32/f16-kv-cache", "f32",
+       "with an f16 KV cache (ggml's rounding points) logits match the reference backend's "
+       "f16-cache logits within 1e-3, forward and forward_batch, nearer them than f32's",
+       shared + " and the grouped-query shape: 64 positions each",
+       [](Data data, Spec spec) {
+         auto check = [&](const Checkpoint& ck) {
+           const int64_t n = std::min<int64_t>(ck.config().seq_len, 64);
+           return check_f16_kv_matches_reference(spec, ck.model(), test_tokens(ck.config(), n));
+         };
+         const Checkpoint gqa =
+             Checkpoint::open(write_random_checkpoint(data, generated_shapes()[1], 1234));
+         return both(on_shared_models(data, check), check(gqa));
+       }},
       {"f32/streams", "f32", "generation reproduces run.c's streams token for token",
        "every case of parity.json, and its stop reason",
        [](Data data, Spec spec) {

@@ -18,6 +18,7 @@
 #include "llama/registry.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "kv_cache_flag.hpp"
 #include "numerics_flag.hpp"
 #include "opened_checkpoint.hpp"
 #include "usage_error.hpp"
@@ -43,6 +44,8 @@ struct Options {
   std::vector<std::string> plugins;  // --plugin FILE, in order
   std::string numerics = "exact";    // --numerics
   Numerics policy = Numerics::exact;
+  std::string kv_cache_text = "default";  // --kv-cache
+  KvCacheOption kv_cache = KvCacheOption::model_default;
 };
 
 Options parse(const std::vector<std::string>& args) {
@@ -66,6 +69,7 @@ Options parse(const std::vector<std::string>& args) {
       "version", "print the version and exit")("help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
   cli::add_numerics_flag(desc, o.numerics);
+  cli::add_kv_cache_flag(desc, o.kv_cache_text);
   o.help = cli::help_text(desc);
   po::variables_map vm = cli::parse_command_line(desc, args);
   if (vm.count("help")) {
@@ -85,6 +89,7 @@ Options parse(const std::vector<std::string>& args) {
   }
   if (o.backend.empty()) throw cli::UsageError("--backend: must not be empty");
   o.policy = cli::parse_numerics_flag(o.numerics);
+  o.kv_cache = cli::parse_kv_cache_flag(o.kv_cache_text);
   if (format == "text")
     o.format = Format::text;
   else if (format == "json")
@@ -155,6 +160,7 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
   BackendOptions bo;
   bo.threads = static_cast<int>(o.threads);
   bo.numerics = o.policy;
+  bo.kv_cache = o.kv_cache;
   auto backend = BackendRegistry::instance().create(o.backend, bo);
   backend->prepare(ck.model());
   PerplexityOptions po_;

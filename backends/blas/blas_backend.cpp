@@ -10,6 +10,7 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/memory_budget.hpp"
@@ -37,6 +38,7 @@ const BackendRegistrar kRegistrar{
 BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       numerics_(options.numerics),
+      kv_option_(options.kv_cache),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
@@ -57,12 +59,13 @@ BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
 void BlasBackend::prepare(const Model& model) {
   prepared_ = false;
   require_dtypes(model.weights, name(), supported_dtypes());
-  require_run_state_memory(model);  // refuse before allocating
+  kv_ = resolve_kv_cache(kv_option_, model);
+  require_run_state_memory(model, kv_.dtype);  // refuse before allocating
   const Config& c = model.config;
   const ModelWeights& w = model.weights;
   const int64_t copies = F32Weights::norm_copy_bytes(w);
   if (copies > 0) {
-    require_memory(checked_add(run_state_bytes(c), copies, "blas"),
+    require_memory(checked_add(run_state_bytes(c, kv_.dtype), copies, "blas"),
                    "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }
@@ -88,10 +91,14 @@ void BlasBackend::prepare(const Model& model) {
   sized(hb_, c.hidden_dim);
   sized(hb2_, c.hidden_dim);
   sized(q_, c.q_dim());
-  sized(att_, c.n_heads * c.seq_len);
+  att_scratch_ = kv_.dtype == KvDType::f16
+                     ? int64_t(attend_f16_scratch_floats(c.head_size(), c.seq_len, 1))
+                     : c.seq_len;
+  sized(att_, c.n_heads * att_scratch_);
   sized(logits_, c.vocab_size);
-  key_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
-  val_cache_ = UninitializedArray<float>(static_cast<size_t>(c.kv_cache_floats() / 2));
+  cache_ = KvCache(c, kv_.dtype);
+  sized(k_row_, c.kv_dim());
+  sized(v_row_, c.kv_dim());
   sized(rope_cos_, rope_.pairs());
   sized(rope_sin_, rope_.pairs());
   in_.reserve(std::max({c.dim, c.q_dim(), c.hidden_dim}));
@@ -104,14 +111,20 @@ void BlasBackend::prepare(const Model& model) {
 void BlasBackend::attention(int64_t layer, int64_t pos) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
-  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
   auto head = [&](int64_t h) {
-    const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
-    steps_.attend_head(
-        std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)),
-        key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim, pos + 1,
-        std::span(att_).subspan(static_cast<size_t>(h * c.seq_len), static_cast<size_t>(c.seq_len)),
-        std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs)));
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
+    const auto q =
+        std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs));
+    const auto scratch = std::span(att_).subspan(static_cast<size_t>(h * att_scratch_),
+                                                 static_cast<size_t>(att_scratch_));
+    const auto out = std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs));
+    if (cache_.dtype() == KvDType::f16) {
+      attend_head_f16(q, cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
+                      kv_dim, pos + 1, scratch, out);
+    } else {
+      steps_.attend_head(q, cache_.keys_f32(layer, 0) + kv_off,
+                         cache_.values_f32(layer, 0) + kv_off, kv_dim, pos + 1, scratch, out);
+    }
   };
   // Threads pay off only once the cache is long enough.
   if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
@@ -138,13 +151,15 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
     const Layer& w = layers_[sz(l)];
     steps_.rmsnorm(xb, x_, w.attention_norm, eps_);
 
-    const size_t cache_off = sz((l * c.seq_len + pos) * kv_dim);
-    std::span<float> k(key_cache_.data() + cache_off, sz(kv_dim));
-    std::span<float> v(val_cache_.data() + cache_off, sz(kv_dim));
+    // The new key and value: straight into an f32 cache, or rounded into an f16 one.
+    const bool f16 = cache_.dtype() == KvDType::f16;
+    std::span<float> k(f16 ? k_row_.data() : cache_.keys_f32(l, pos), sz(kv_dim));
+    std::span<float> v(f16 ? v_row_.data() : cache_.values_f32(l, pos), sz(kv_dim));
     in_.set(xb);  // quantized once for wq, wk and wv when they want it
     products({{q_, &w.wq}, {k, &w.wk}, {v, &w.wv}}, in_);
     steps_.rope_rotate(q_, rope_, rope_cos_, rope_sin_);
     steps_.rope_rotate(k, rope_, rope_cos_, rope_sin_);
+    if (f16) cache_.store(l, pos, 1, k.data(), v.data(), kv_dim);
 
     attention(l, pos);
     in_.set(att);
@@ -176,6 +191,7 @@ std::string BlasBackend::describe() const {
   s << "  model: " << config_.to_string() << "\n"
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
     << to_string(simd_level()) << " kernels\n"
+    << "  " << describe_kv_cache(kv_, cache_.bytes()) << "\n"
     << "  numerics: " << to_string(numerics_)
     << (numerics_ == Numerics::fast
             ? " (bf16 prefill products may round activations to bf16; Q4_0 takes"
@@ -195,8 +211,6 @@ std::string BlasBackend::describe() const {
   if (f32_.copied_bytes() > 0) {
     s << "  bf16/f16 norms widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";
   }
-  s << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
-    << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
   return s.str();
 }
 

@@ -18,6 +18,7 @@
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/steps.hpp"
+#include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {
@@ -71,7 +72,9 @@ class BlasBackend final : public InferenceBackend {
   void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
 
   int threads_;
-  Numerics numerics_;  // BackendOptions::numerics: fast lets bf16 batches round inputs
+  Numerics numerics_;        // BackendOptions::numerics: fast lets bf16 batches round inputs
+  KvCacheOption kv_option_;  // BackendOptions::kv_cache
+  KvChoice kv_;              // the cache's dtype and why
   std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
   RopeTable rope_;
@@ -86,19 +89,21 @@ class BlasBackend final : public InferenceBackend {
   bool prepared_ = false;
 
   // Run state.
-  std::vector<float> x_;                 // f32 [dim] residual stream
-  std::vector<float> xb_;                // f32 [max(dim, q_dim)] normed input / attention output
-  std::vector<float> xb2_;               // f32 [dim]
-  std::vector<float> hb_;                // f32 [hidden_dim]
-  std::vector<float> hb2_;               // f32 [hidden_dim]
-  std::vector<float> q_;                 // f32 [q_dim]
-  std::vector<float> att_;               // f32 [n_heads, seq_len]
-  std::vector<float> logits_;            // f32 [vocab_size]
-  UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  std::vector<float> rope_cos_;          // f32 [head_dim / 2]
-  std::vector<float> rope_sin_;          // f32 [head_dim / 2]
-  InputCache in_;                        // the input of the next products, quantized once
+  std::vector<float> x_;     // f32 [dim] residual stream
+  std::vector<float> xb_;    // f32 [max(dim, q_dim)] normed input / attention output
+  std::vector<float> xb2_;   // f32 [dim]
+  std::vector<float> hb_;    // f32 [hidden_dim]
+  std::vector<float> hb2_;   // f32 [hidden_dim]
+  std::vector<float> q_;     // f32 [q_dim]
+  int64_t att_scratch_ = 0;  // floats of att_ per head
+  std::vector<float>
+      att_;  // f32 [n_heads, seq_len] (f16 cache: [n_heads, attend_f16_scratch_floats])
+  std::vector<float> logits_;         // f32 [vocab_size]
+  KvCache cache_;                     // kv_.dtype [n_layers, seq_len, kv_dim] keys, values
+  std::vector<float> k_row_, v_row_;  // f32 [kv_dim]: an f16 cache's new row before storing
+  std::vector<float> rope_cos_;       // f32 [head_dim / 2]
+  std::vector<float> rope_sin_;       // f32 [head_dim / 2]
+  InputCache in_;                     // the input of the next products, quantized once
   // The row blocks of one products() call (reserved at prepare: nothing is
   // allocated per token).
   struct RowBlock {
@@ -116,6 +121,7 @@ class BlasBackend final : public InferenceBackend {
   std::vector<float> bh1_;      // f32 [n, hidden_dim]
   std::vector<float> bh3_;      // f32 [n, hidden_dim]
   std::vector<float> bsum_;     // f32 [n, dim]: core products of wo and w2 before they are added
+  std::vector<float> bk_, bv_;  // f32 [n, kv_dim]: an f16 cache's new rows before storing
   BatchInputCache bin_;         // the batch's next input, quantized once
   int64_t batch_capacity_ = 0;  // tokens the batch state holds
 };

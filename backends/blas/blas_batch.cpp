@@ -12,6 +12,7 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -29,24 +30,33 @@ void grow(std::vector<float>& v, int64_t n) {
 void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
-  const size_t layer_off = static_cast<size_t>(layer * c.seq_len * kv_dim);
-  const size_t scratch_floats = attend_scratch_floats(hs, start_pos + n);
+  const bool f16 = cache_.dtype() == KvDType::f16;
+  const size_t scratch_floats = f16 ? attend_f16_scratch_floats(hs, start_pos + n, n)
+                                    : attend_scratch_floats(hs, start_pos + n);
   tbb::enumerable_thread_specific<std::vector<float>> scratch(
       [&] { return std::vector<float>(scratch_floats); });
   // One job per (head, block of queries): the block's queries share each key
-  // load and run their score chains side by side (steps.hpp).
-  const int64_t blocks = (n + q8::kAttendQueries - 1) / q8::kAttendQueries;
+  // load (steps.hpp; attention_f16.hpp for an f16 cache).
+  const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
+  const int64_t blocks = (n + block - 1) / block;
   arena_->execute([&] {
     tbb::parallel_for(int64_t{0}, blocks * c.n_heads, [&](int64_t job) {
       // Later blocks attend more positions: they go first.
       const int64_t b = blocks - 1 - job / c.n_heads, h = job % c.n_heads;
-      const int64_t i0 = b * q8::kAttendQueries, m = std::min(q8::kAttendQueries, n - i0);
-      const size_t kv_off = layer_off + static_cast<size_t>((h / c.kv_mul()) * hs);
+      const int64_t i0 = b * block, m = std::min(block, n - i0);
+      const int64_t kv_off = (h / c.kv_mul()) * hs;
       // Queries and the attention output: rows of q_dim.
       const size_t q_off = static_cast<size_t>(i0 * q_dim + h * hs);
-      steps_.attend_queries(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
-                            key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                            scratch.local(), bxb_.data() + q_off, q_dim);
+      if (f16) {
+        attend_queries_f16(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
+                           cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
+                           kv_dim, scratch.local(), bxb_.data() + q_off, q_dim);
+      } else {
+        steps_.attend_queries(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
+                              cache_.keys_f32(layer, 0) + kv_off,
+                              cache_.values_f32(layer, 0) + kv_off, kv_dim, scratch.local(),
+                              bxb_.data() + q_off, q_dim);
+      }
     });
   });
 }
@@ -69,6 +79,10 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   grow(bq_, n * q_dim);
   grow(bh1_, n * hidden);
   grow(bh3_, n * hidden);
+  if (cache_.dtype() == KvDType::f16) {
+    grow(bk_, n * kv_dim);
+    grow(bv_, n * kv_dim);
+  }
   if (n > batch_capacity_) {
     bin_.reserve(n, std::max(wide, hidden));
     grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
@@ -88,10 +102,11 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     for (int64_t i = 0; i < n; ++i)
       steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
 
-    // Keys and values land straight in the cache rows of their positions.
-    const size_t cache_off = static_cast<size_t>((l * c.seq_len + start_pos) * kv_dim);
-    float* k = key_cache_.data() + cache_off;
-    float* v = val_cache_.data() + cache_off;
+    // Keys and values land straight in the cache rows of their positions (an
+    // f16 cache: in bk_/bv_, rounded into the cache after the rotation).
+    const bool f16 = cache_.dtype() == KvDType::f16;
+    float* k = f16 ? bk_.data() : cache_.keys_f32(l, start_pos);
+    float* v = f16 ? bv_.data() : cache_.values_f32(l, start_pos);
     bin_.set(bxb_, dim, n, dim);
     product_batch(bq_.data(), q_dim, w.wq, bin_, n, false);
     product_batch(k, kv_dim, w.wk, bin_, n, false);
@@ -102,6 +117,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
       steps_.rope_rotate(std::span<float>(k + i * kv_dim, static_cast<size_t>(kv_dim)), rope_,
                          rope_cos_, rope_sin_);
     }
+    if (f16) cache_.store(l, start_pos, n, k, v, kv_dim);
 
     batch_attention(l, start_pos, n);
     bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ now holds the attention output, rows of q_dim

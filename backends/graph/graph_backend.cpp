@@ -14,6 +14,7 @@
 #include "layer_graphs.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -70,7 +71,9 @@ const BackendRegistrar kRegistrar{
 }  // namespace
 
 GraphBackend::GraphBackend(const BackendOptions& options)
-    : exec_(resolve_threads(options.threads)), numerics_(options.numerics) {}
+    : exec_(resolve_threads(options.threads)),
+      numerics_(options.numerics),
+      kv_option_(options.kv_cache) {}
 
 DTypeSet GraphBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
@@ -115,7 +118,8 @@ void GraphBackend::prepare(const Model& model) {
   copies_ = {};
   norms_.clear();
   require_dtypes(model.weights, name(), supported_dtypes());
-  require_run_state_memory(model);  // refuses an absurd KV cache before allocating anything
+  kv_ = resolve_kv_cache(kv_option_, model);
+  require_run_state_memory(model, kv_.dtype);  // refuses an absurd KV cache before allocating
   config_ = model.config;
   const Config& c = config_;
   const ModelWeights& w = model.weights;
@@ -129,9 +133,9 @@ void GraphBackend::prepare(const Model& model) {
   const int64_t scores_bytes =
       checked_mul(checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores"),
                   int64_t{sizeof(float)}, "scores");
-  require_memory(
-      checked_add(run_state_bytes(c), checked_add(copy_bytes, scores_bytes, "graph"), "graph"),
-      "the run state, weight copies and batch scores", available_memory(), model.source);
+  require_memory(checked_add(run_state_bytes(c, kv_.dtype),
+                             checked_add(copy_bytes, scores_bytes, "graph"), "graph"),
+                 "the run state, weight copies and batch scores", available_memory(), model.source);
   embedding_ = w.token_embedding;
   attention_norms_.clear();
   ffn_norms_.clear();
@@ -159,11 +163,14 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = build_plans(kBatchTokens);
   rope_ = RopeTable(c);
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
-  key_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
-  val_cache_ = UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
+  cache_ = KvCache(c, kv_.dtype);
+  const bool f16 = kv_.dtype == KvDType::f16;
+  decode_scratch_ =
+      f16 ? int64_t(attend_f16_scratch_floats(c.head_size(), c.seq_len, 1)) : c.seq_len;
+  prompt_scratch_ = int64_t(f16 ? attend_f16_scratch_floats(c.head_size(), c.seq_len, kBatchTokens)
+                                : attend_scratch_floats(c.head_size(), c.seq_len));
   scores_ = UninitializedArray<float>(
-      std::max(sz(c.n_heads * c.seq_len),
-               sz(exec_.threads()) * attend_scratch_floats(c.head_size(), c.seq_len)));
+      std::max(sz(c.n_heads * decode_scratch_), sz(exec_.threads()) * sz(prompt_scratch_)));
   rope_cos_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
   rope_sin_.assign(sz(kBatchTokens * rope_.pairs()), 0.0f);
   prepared_ = true;
@@ -173,34 +180,48 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
                              int64_t q_ld, float* out, int64_t out_ld) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), heads = c.n_heads;
-  const size_t layer_off = sz(layer * c.seq_len * kv_dim);
+  const bool f16 = cache_.dtype() == KvDType::f16;
   // Threads pay off once the cache is long enough.
   const int64_t work = n * (start_pos + n) * hs * heads;
   const bool parallel = work >= (int64_t{1} << 15);
   if (n == 1) {
     exec_.for_each(heads, parallel, [&](int64_t h) {
-      const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
-      steps_.attend_head({q + h * hs, sz(hs)}, key_cache_.data() + kv_off,
-                         val_cache_.data() + kv_off, kv_dim, start_pos + 1,
-                         scores_.span().subspan(sz(h * c.seq_len), sz(c.seq_len)),
-                         {out + h * hs, sz(hs)});
+      const int64_t kv_off = (h / c.kv_mul()) * hs;
+      const auto scratch = scores_.span().subspan(sz(h * decode_scratch_), sz(decode_scratch_));
+      if (f16) {
+        attend_head_f16({q + h * hs, sz(hs)}, cache_.keys_f16(layer, 0) + kv_off,
+                        cache_.values_f16(layer, 0) + kv_off, kv_dim, start_pos + 1, scratch,
+                        {out + h * hs, sz(hs)});
+      } else {
+        steps_.attend_head({q + h * hs, sz(hs)}, cache_.keys_f32(layer, 0) + kv_off,
+                           cache_.values_f32(layer, 0) + kv_off, kv_dim, start_pos + 1, scratch,
+                           {out + h * hs, sz(hs)});
+      }
     });
     return;
   }
   // A prompt: one task per (head, block of queries), the block's queries
-  // sharing each key load (steps.hpp); scratch per arena thread.
-  const int64_t blocks = (n + q8::kAttendQueries - 1) / q8::kAttendQueries;
-  const size_t per_thread = attend_scratch_floats(hs, c.seq_len);
+  // sharing each key load (steps.hpp, attention_f16.hpp); scratch per arena thread.
+  const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
+  const int64_t blocks = (n + block - 1) / block;
+  const auto per_thread = sz(prompt_scratch_);
   exec_.for_each(blocks * heads, parallel, [&](int64_t task) {
     // Later blocks attend more positions: they go first.
     const int64_t b = blocks - 1 - task / heads, h = task % heads;
-    const int64_t i0 = b * q8::kAttendQueries, m = std::min(q8::kAttendQueries, n - i0);
-    const size_t kv_off = layer_off + sz((h / c.kv_mul()) * hs);
+    const int64_t i0 = b * block, m = std::min(block, n - i0);
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
     const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
-    steps_.attend_queries(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
-                          key_cache_.data() + kv_off, val_cache_.data() + kv_off, kv_dim,
-                          scores_.span().subspan(sz(slot) * per_thread, per_thread),
-                          out + i0 * out_ld + h * hs, out_ld);
+    const auto scratch = scores_.span().subspan(sz(slot) * per_thread, per_thread);
+    if (f16) {
+      attend_queries_f16(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
+                         cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
+                         kv_dim, scratch, out + i0 * out_ld + h * hs, out_ld);
+    } else {
+      steps_.attend_queries(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
+                            cache_.keys_f32(layer, 0) + kv_off,
+                            cache_.values_f32(layer, 0) + kv_off, kv_dim, scratch,
+                            out + i0 * out_ld + h * hs, out_ld);
+    }
   });
 }
 
@@ -224,9 +245,7 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
       const float* v = a1 + p.v.offset + t * p.v.ld;
       steps_.rope_rotate({q, sz(c.q_dim())}, rope_, cos_t, sin_t);
       steps_.rope_rotate({k, sz(kv_dim)}, rope_, cos_t, sin_t);
-      const size_t cache_off = sz((l * c.seq_len + start_pos + t) * kv_dim);
-      std::memcpy(key_cache_.data() + cache_off, k, sz(kv_dim) * sizeof(float));
-      std::memcpy(val_cache_.data() + cache_off, v, sz(kv_dim) * sizeof(float));
+      cache_.store(l, start_pos + t, 1, k, v, kv_dim);
     }
     attention(l, n, start_pos, a1 + p.q.offset, p.q.ld, a2 + p.ffn_att.offset, p.ffn_att.ld);
     copy_rows(a2 + p.ffn_x.offset, p.ffn_x.ld, x_.data(), dim, n, dim);

@@ -12,6 +12,7 @@
 #include "llama/f32_weights.hpp"
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/steps.hpp"
+#include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
 #include "weight_copies.hpp"
@@ -61,7 +62,9 @@ class GraphBackend final : public InferenceBackend {
                  float* out, int64_t out_ld);
 
   Executor exec_;
-  Numerics numerics_;  // BackendOptions::numerics: fast lets bf16 batches round inputs
+  Numerics numerics_;        // BackendOptions::numerics: fast lets bf16 batches round inputs
+  KvCacheOption kv_option_;  // BackendOptions::kv_cache
+  KvChoice kv_;              // the cache's dtype and why
   Config config_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;  // run.c's, or runq.c's for Q8_0 weights
   StepKernels steps_{};
@@ -76,10 +79,10 @@ class GraphBackend final : public InferenceBackend {
   size_t released_bytes_ = 0;  // resident bytes of the originals dropped at prepare
 
   std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
-  UninitializedArray<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  UninitializedArray<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim], written before read
-  // f32 [n_heads, seq_len] for decode, or per arena thread attend_scratch_floats(head_size,
-  // seq_len) for a prompt: written before read
+  KvCache cache_;  // kv_.dtype [n_layers, seq_len, kv_dim] keys and values, written before read
+  // f32 [n_heads, decode_scratch_] for decode, or per arena thread prompt_scratch_
+  // (attend_scratch_floats or attend_f16_scratch_floats over seq_len): written before read
+  int64_t decode_scratch_ = 0, prompt_scratch_ = 0;
   UninitializedArray<float> scores_;
   RopeTable rope_;
   std::vector<float> rope_cos_;  // f32 [kBatchTokens, head_dim / 2]

@@ -64,8 +64,7 @@ std::string GraphBackend::describe() const {
   s << batch_.feed_forward.front().describe("  plan feed_forward");
   s << "  arenas: " << plan_set_arena_bytes(decode_) << " B (1 token), "
     << plan_set_arena_bytes(batch_) << " B (" << batch_.tokens << " tokens)\n"
-    << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
-    << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
+    << "  " << describe_kv_cache(kv_, cache_.bytes()) << "\n";
   return s.str();
 }
 

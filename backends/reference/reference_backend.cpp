@@ -7,6 +7,7 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/dequantize.hpp"
 #include "llama/kernels/half.hpp"
 #include "llama/kernels/math.hpp"
@@ -21,7 +22,7 @@ using Vec = std::vector<float>;
 
 const BackendRegistrar kRegistrar{
     "reference", "plain loops accumulating in double, single-threaded; the conformance oracle",
-    [](const BackendOptions&) { return std::make_unique<ReferenceBackend>(); }};
+    [](const BackendOptions& o) { return std::make_unique<ReferenceBackend>(o); }};
 
 }  // namespace
 
@@ -44,11 +45,12 @@ void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   require_dtypes(model.weights, name(), supported_dtypes());
   const Config& c = model.config;
+  kv_ = resolve_kv_cache(kv_option_, model);
   // Refuse before allocating: the run state, then with the widened bf16/f16 norms.
-  require_run_state_memory(model);
+  require_run_state_memory(model, kv_.dtype);
   const int64_t copies = F32Weights::norm_copy_bytes(model.weights);
   if (copies > 0) {
-    require_memory(checked_add(run_state_bytes(c), copies, "reference"),
+    require_memory(checked_add(run_state_bytes(c, kv_.dtype), copies, "reference"),
                    "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }
@@ -76,8 +78,11 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(hb2_, c.hidden_dim);
   zeros(tmp_, c.dim);
   zeros(logits_, c.vocab_size);
-  zeros(key_cache_, c.kv_cache_floats() / 2);
-  zeros(val_cache_, c.kv_cache_floats() / 2);
+  cache_ = KvCache(c, kv_.dtype);
+  if (kv_.dtype == KvDType::f16)
+    zeros(att16_, int64_t(attend_f16_scratch_floats(c.head_size(), c.seq_len, 1)));
+  zeros(k_row_, c.kv_dim());
+  zeros(v_row_, c.kv_dim());
   zeros(rope_cos_, rope_.pairs());
   zeros(rope_sin_, rope_.pairs());
   xq_.assign(size_t(wide), 0);
@@ -166,9 +171,9 @@ void ReferenceBackend::attention(int64_t l, int64_t pos) {
   const int64_t kv_dim = c.kv_dim(), hs = c.head_size();
   for (int64_t h = 0; h < c.n_heads; ++h) {
     const float* qh = q_.data() + h * hs;
-    const int64_t kv_off = l * c.seq_len * kv_dim + (h / c.kv_mul()) * hs;
-    const float* keys = key_cache_.data() + kv_off;
-    const float* vals = val_cache_.data() + kv_off;
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
+    const float* keys = cache_.keys_f32(l, 0) + kv_off;
+    const float* vals = cache_.values_f32(l, 0) + kv_off;
     if (arithmetic_ == StepArithmetic::runq_c) {
       q8::attend_head({qh, size_t(hs)}, keys, vals, kv_dim, pos + 1, att_,
                       std::span(xb_).subspan(size_t(h * hs), size_t(hs)));
@@ -190,6 +195,21 @@ void ReferenceBackend::attention(int64_t l, int64_t pos) {
       }
       xb_[size_t(h * hs + i)] = float(acc);
     }
+  }
+}
+
+// ggml's f16-cache attention: the core's one definition
+// (kernels/attention_f16.hpp: q and p rounded to f16, f32 sums in a fixed
+// order) at its portable level, so the oracle and the SIMD backends agree to
+// the bit instead of flipping f16 roundings where their sums differ.
+void ReferenceBackend::attention_f16(int64_t l, int64_t pos) {
+  const Config& c = config_;
+  const int64_t kv_dim = c.kv_dim(), hs = c.head_size();
+  for (int64_t h = 0; h < c.n_heads; ++h) {
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
+    attend_queries_f16_at_level(SimdLevel::portable, q_.data() + h * hs, hs, 1, pos, hs,
+                                cache_.keys_f16(l, 0) + kv_off, cache_.values_f16(l, 0) + kv_off,
+                                kv_dim, att16_, xb_.data() + h * hs, hs);
   }
 }
 
@@ -222,9 +242,12 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const Layer& w = layers_[size_t(l)];
-    const int64_t cache_at = (l * c.seq_len + pos) * kv_dim;
-    const std::span<float> k = span(key_cache_, cache_at, kv_dim);
-    const std::span<float> v = span(val_cache_, cache_at, kv_dim);
+    // The new key and value: straight into an f32 cache, or rounded into an f16 one.
+    const bool f16 = cache_.dtype() == KvDType::f16;
+    const std::span<float> k =
+        f16 ? span(k_row_, 0, kv_dim) : std::span<float>(cache_.keys_f32(l, pos), size_t(kv_dim));
+    const std::span<float> v =
+        f16 ? span(v_row_, 0, kv_dim) : std::span<float>(cache_.values_f32(l, pos), size_t(kv_dim));
 
     // 2. Attention: normalize, project to q, k, v, rotate q and k.
     rmsnorm(xb, x_, w.attention_norm);
@@ -235,7 +258,12 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
     rope(k);
 
     // 3. Each query head attends over positions 0..pos of its kv head.
-    attention(l, pos);
+    if (f16) {
+      cache_.store(l, pos, 1, k.data(), v.data(), kv_dim);
+      attention_f16(l, pos);
+    } else {
+      attention(l, pos);
+    }
 
     // 4. Output projection and residual.
     matmul(tmp_, w.wo, att);
@@ -261,7 +289,9 @@ std::string ReferenceBackend::describe() const {
   s << "reference backend: plain loops, double accumulation, 1 thread\n";
   if (!prepared_) return s.str();
   s << "  model: " << config_.to_string() << "\n"
-    << "  steps: " << step_kernels(arithmetic_).name << " arithmetic\n";
+    << "  steps: " << step_kernels(arithmetic_).name << " arithmetic\n"
+    << "  " << describe_kv_cache(kv_, cache_.bytes())
+    << (kv_.dtype == KvDType::f16 ? " (the core's portable kernel)" : "") << "\n";
   if (classifier_.input.quantized()) {
     s << "  products: " << describe_products(classifier_.tensor, Q8Kernel::portable)
       << " (runq.c's int8 products)\n";

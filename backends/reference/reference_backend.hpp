@@ -13,11 +13,13 @@
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/steps.hpp"
+#include "llama/kv_cache.hpp"
 
 namespace llama::reference {
 
 class ReferenceBackend final : public InferenceBackend {
  public:
+  explicit ReferenceBackend(const BackendOptions& options = {}) : kv_option_(options.kv_cache) {}
   std::string name() const override { return "reference"; }
   DTypeSet supported_dtypes() const override;
   void prepare(const Model& model) override;
@@ -45,8 +47,12 @@ class ReferenceBackend final : public InferenceBackend {
   void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
   void rope(std::span<float> v);
   void attention(int64_t layer, int64_t pos);
+  // attention() over an f16 cache: ggml's rounding points (kernels/attention_f16.hpp).
+  void attention_f16(int64_t layer, int64_t pos);
   void swiglu();
 
+  KvCacheOption kv_option_;
+  KvChoice kv_;  // the cache's dtype and why
   Config config_;
   RopeTable rope_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;
@@ -61,12 +67,14 @@ class ReferenceBackend final : public InferenceBackend {
   std::vector<float> xb_;         // f32 [max(dim, q_dim)] normed input / attention output
   std::vector<float> q_;          // f32 [q_dim]
   std::vector<float> att_;        // f32 [seq_len] scores of one head
+  std::vector<float> att16_;      // f32 [attend_f16_scratch_floats]: an f16 cache's scratch
   std::vector<float> hb_;         // f32 [hidden_dim]
   std::vector<float> hb2_;        // f32 [hidden_dim]
   std::vector<float> tmp_;        // f32 [dim]
   std::vector<float> logits_;     // f32 [vocab_size]
-  std::vector<float> key_cache_;  // f32 [n_layers, seq_len, kv_dim]
-  std::vector<float> val_cache_;  // f32 [n_layers, seq_len, kv_dim]
+  KvCache cache_;                 // kv_.dtype [n_layers, seq_len, kv_dim] keys and values
+  std::vector<float> k_row_;      // f32 [kv_dim]: an f16 cache's new key before it is stored
+  std::vector<float> v_row_;      // f32 [kv_dim]: and its value
   std::vector<float> rope_cos_;   // f32 [head_dim / 2] angles of the position
   std::vector<float> rope_sin_;   // f32 [head_dim / 2]
   std::vector<int8_t> xq_;        // i8 [max width]: a quantized input

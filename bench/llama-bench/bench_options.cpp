@@ -3,6 +3,7 @@
 #include "bench_options.hpp"
 
 #include "backend_flags.hpp"
+#include "kv_cache_flag.hpp"
 #include "numerics_flag.hpp"
 #include "usage_message.hpp"
 
@@ -88,6 +89,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       "help,h", "show this help");
   cli::add_backend_flags(desc, o.plugins);
   cli::add_numerics_flag(desc, o.numerics);
+  cli::add_kv_cache_flag(desc, o.kv_cache);
   po::options_description hidden;
   hidden.add_options()("run-config", "child mode: run one configuration, print JSON");
   po::options_description all;
@@ -150,6 +152,7 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   if (vm.count("plot") && o.plot_path.empty()) throw BenchUsageError("--plot: empty path");
   try {
     cli::parse_numerics_flag(o.numerics);
+    cli::parse_kv_cache_flag(o.kv_cache);
   } catch (const cli::UsageError& e) {
     throw BenchUsageError(e.what());  // exit 2 as every bad flag of llama-bench
   }
@@ -181,7 +184,9 @@ std::vector<std::string> child_arguments(const BenchOptions& o, const std::strin
                                    "--warmup",
                                    std::to_string(o.warmup),
                                    "--numerics",
-                                   o.numerics};
+                                   o.numerics,
+                                   "--kv-cache",
+                                   o.kv_cache};
   for (const std::string& plugin : o.plugins) {
     args.push_back("--plugin");
     args.push_back(plugin);

@@ -30,6 +30,7 @@ struct BenchOptions {
   int64_t bandwidth_mib = 1024;    // read-bandwidth buffer; >= several times the LLC
   int64_t sgemm_n = 2048;          // sgemm roofline: n x n x n product
   std::string numerics = "exact";  // --numerics, for every configuration (children get it)
+  std::string kv_cache = "default";  // --kv-cache, for every configuration (children get it)
   std::string help_text;
 };
 

@@ -51,7 +51,8 @@ std::string cpu_model() {
 
 int run_child(const BenchOptions& o, std::ostream& out) {
   RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0], o.prompt_tokens, o.decode_tokens,
-               o.depth,          o.repetitions, o.warmup,     o.numerics};
+               o.depth,          o.repetitions, o.warmup,     o.numerics,
+               o.kv_cache};
   try {
     cli::load_plugins(o.plugins);
     out << run_configuration(spec).dump() << "\n";
@@ -87,7 +88,8 @@ std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
                     std::to_string(seq));
       }
     }
-    ModelEntry m{path, {}, ModelCost::of(ck.model()), o.depth};
+    ModelEntry m{path, {}, ModelCost::of(ck.model(), parse_kv_cache(o.kv_cache, "--kv-cache")),
+                 o.depth};
     m.model = model_json(path, ck.model(), m.cost);
     if (o.depth > 0 && o.depth + o.decode_tokens > seq) {
       m.depth = 0;

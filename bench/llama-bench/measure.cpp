@@ -125,6 +125,7 @@ nlohmann::json run_configuration(const RunSpec& spec) {
   BackendOptions options;
   options.threads = spec.threads;
   options.numerics = parse_numerics(spec.numerics, "--numerics");
+  options.kv_cache = parse_kv_cache(spec.kv_cache, "--kv-cache");
   auto backend = BackendRegistry::instance().create(spec.backend, options);
   backend->prepare(ck.model());
   const double load_ms = ms_since(t0);

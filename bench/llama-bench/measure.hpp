@@ -18,6 +18,7 @@ struct RunSpec {
   int64_t repetitions = 1;
   int64_t warmup = 1;
   std::string numerics = "exact";  // BackendOptions::numerics (checked by the parent)
+  std::string kv_cache = "default";  // BackendOptions::kv_cache (checked by the parent)
 };
 
 // Loads, prepares and runs `spec`: per repetition one prefill of

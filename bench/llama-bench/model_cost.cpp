@@ -3,7 +3,7 @@
 
 namespace llama::bench {
 
-ModelCost ModelCost::of(const Model& model) {
+ModelCost ModelCost::of(const Model& model, KvCacheOption kv) {
   const Config& c = model.config;
   ModelCost m;
   const int64_t per_layer = 2 * c.q_dim() * c.dim + 2 * c.kv_dim() * c.dim +
@@ -16,8 +16,9 @@ ModelCost ModelCost::of(const Model& model) {
     m.weight_bytes_per_token -= static_cast<int64_t>(e.data.size() + e.scales.size());
   }
   m.weight_bytes_per_token += c.dim * 4;  // the embedding row
-  m.kv_bytes_per_position = 2 * c.n_layers * c.kv_dim() * 4;
-  m.kv_cache_bytes = c.kv_cache_floats() * 4;
+  const int64_t element = kv_element_bytes(resolve_kv_cache(kv, model).dtype);
+  m.kv_bytes_per_position = 2 * c.n_layers * c.kv_dim() * element;
+  m.kv_cache_bytes = c.kv_cache_floats() * element;
   return m;
 }
 

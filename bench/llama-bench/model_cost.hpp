@@ -19,7 +19,8 @@ struct ModelCost {
   int64_t kv_bytes_per_position = 0;
   int64_t kv_cache_bytes = 0;  // the whole cache: seq_len positions
 
-  static ModelCost of(const Model& model);
+  // `kv`: the cache the run asks for (--kv-cache; default: the model's).
+  static ModelCost of(const Model& model, KvCacheOption kv = KvCacheOption::model_default);
 
   // Mean bytes per token decoding positions [start, start + n): the weights
   // plus keys and values of positions 0..pos for each pos.

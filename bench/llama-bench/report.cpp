@@ -95,7 +95,8 @@ json settings_json(const BenchOptions& o) {
           {"depth", o.depth},
           {"repetitions", o.repetitions},
           {"warmup", o.warmup},
-          {"numerics", o.numerics}};
+          {"numerics", o.numerics},
+          {"kv_cache", o.kv_cache}};
 }
 
 json model_json(const std::string& path, const Model& model, const ModelCost& cost) {

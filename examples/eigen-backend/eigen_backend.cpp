@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "llama/error.hpp"
+#include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/memory_budget.hpp"
 
@@ -38,13 +39,16 @@ size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
 EigenBackend::EigenBackend(const llama::BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
+      kv_option_(options.kv_cache),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 void EigenBackend::prepare(const llama::Model& model) {
   // Refusals first, so a refused model leaves the backend as it was.
   llama::require_dtypes(model.weights, name(), supported_dtypes());
-  llama::require_run_state_memory(model);
+  const llama::KvChoice kv = llama::resolve_kv_cache(kv_option_, model);
+  llama::require_run_state_memory(model, kv.dtype);
   prepared_ = false;
+  kv_ = kv;
   config_ = model.config;
   const llama::Config& c = config_;
   rope_ = llama::RopeTable(c);
@@ -67,10 +71,15 @@ void EigenBackend::prepare(const llama::Model& model) {
   zeros(hb_, c.hidden_dim);
   zeros(hb2_, c.hidden_dim);
   zeros(q_, c.q_dim());
-  zeros(scores_, c.n_heads * c.seq_len);
+  // f16 cache: the core's kernel's scratch (llama/kernels/attention_f16.hpp).
+  scores_per_head_ =
+      kv_.dtype == llama::KvDType::f16
+          ? static_cast<int64_t>(llama::attend_f16_scratch_floats(c.head_size(), c.seq_len, 1))
+          : c.seq_len;
+  zeros(scores_, c.n_heads * scores_per_head_);
   zeros(logits_, c.vocab_size);
-  key_cache_ = llama::UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
-  val_cache_ = llama::UninitializedArray<float>(sz(c.kv_cache_floats() / 2));
+  cache_ = llama::KvCache(c, kv_.dtype);
+  if (kv_.dtype == llama::KvDType::f16) zeros(kv_rows_, 2 * c.kv_dim());
   zeros(cos_, rope_.pairs());
   zeros(sin_, rope_.pairs());
   xd_.assign(sz(std::max({c.dim, c.q_dim(), c.hidden_dim})), 0.0);
@@ -79,31 +88,51 @@ void EigenBackend::prepare(const llama::Model& model) {
 
 std::span<float> EigenBackend::key_row(int64_t layer, int64_t pos) {
   const int64_t kv_dim = config_.kv_dim();
-  return {key_cache_.data() + (layer * config_.seq_len + pos) * kv_dim, sz(kv_dim)};
+  if (cache_.dtype() == llama::KvDType::f16) {
+    return {kv_rows_.data() + (pos - rows_start_) * kv_dim, sz(kv_dim)};
+  }
+  return {cache_.keys_f32(layer, pos), sz(kv_dim)};
 }
 
 std::span<float> EigenBackend::value_row(int64_t layer, int64_t pos) {
   const int64_t kv_dim = config_.kv_dim();
-  return {val_cache_.data() + (layer * config_.seq_len + pos) * kv_dim, sz(kv_dim)};
+  if (cache_.dtype() == llama::KvDType::f16) {
+    return {kv_rows_.data() + sz(kv_rows_.size() / 2) + (pos - rows_start_) * kv_dim, sz(kv_dim)};
+  }
+  return {cache_.values_f32(layer, pos), sz(kv_dim)};
+}
+
+void EigenBackend::store_rows(int64_t layer, int64_t start_pos, int64_t n) {
+  if (cache_.dtype() != llama::KvDType::f16) return;  // written in place
+  const int64_t kv_dim = config_.kv_dim();
+  cache_.store(layer, start_pos, n, key_row(layer, start_pos).data(),
+               value_row(layer, start_pos).data(), kv_dim);
 }
 
 void EigenBackend::attention(int64_t layer, int64_t start_pos, int64_t n, const float* q,
                              float* out) {
   const llama::Config& c = config_;
   const int64_t hs = c.head_size(), q_dim = c.q_dim(), kv_dim = c.kv_dim();
-  const float* keys = key_cache_.data() + layer * c.seq_len * kv_dim;
-  const float* values = val_cache_.data() + layer * c.seq_len * kv_dim;
   // Position start_pos + i, query head h: the core's attention of one head (its dot
-  // products summed in double, which run.c's reference streams need).
+  // products summed in double, which run.c's reference streams need; over an f16
+  // cache ggml's arithmetic, llama/kernels/attention_f16.hpp).
   auto head = [&](int64_t i, int64_t h, std::span<float> scores) {
     const int64_t kv_off = (h / c.kv_mul()) * hs;
-    llama::attend_head({q + i * q_dim + h * hs, sz(hs)}, keys + kv_off, values + kv_off, kv_dim,
-                       start_pos + i + 1, scores, {out + i * q_dim + h * hs, sz(hs)});
+    const std::span<const float> qh{q + i * q_dim + h * hs, sz(hs)};
+    const std::span<float> o{out + i * q_dim + h * hs, sz(hs)};
+    if (cache_.dtype() == llama::KvDType::f16) {
+      llama::attend_head_f16(qh, cache_.keys_f16(layer, 0) + kv_off,
+                             cache_.values_f16(layer, 0) + kv_off, kv_dim, start_pos + i + 1,
+                             scores, o);
+      return;
+    }
+    llama::attend_head(qh, cache_.keys_f32(layer, 0) + kv_off, cache_.values_f32(layer, 0) + kv_off,
+                       kv_dim, start_pos + i + 1, scores, o);
   };
   const bool parallel = threads_ > 1 && n * (start_pos + n) * hs * c.n_heads >= (1 << 15);
   if (n == 1) {  // decode: one score row per head, no allocation
     auto one = [&](int64_t h) {
-      head(0, h, std::span(scores_).subspan(sz(h * c.seq_len), sz(c.seq_len)));
+      head(0, h, std::span(scores_).subspan(sz(h * scores_per_head_), sz(scores_per_head_)));
     };
     if (!parallel) {
       for (int64_t h = 0; h < c.n_heads; ++h) one(h);
@@ -113,7 +142,7 @@ void EigenBackend::attention(int64_t layer, int64_t start_pos, int64_t n, const 
     return;
   }
   tbb::enumerable_thread_specific<std::vector<float>> scores(
-      [&] { return std::vector<float>(sz(c.seq_len)); });
+      [&] { return std::vector<float>(sz(scores_per_head_)); });
   arena_->execute([&] {
     tbb::parallel_for(int64_t{0}, n * c.n_heads,
                       [&](int64_t job) { head(job / c.n_heads, job % c.n_heads, scores.local()); });
@@ -129,6 +158,7 @@ std::span<const float> EigenBackend::forward(int32_t token, int64_t pos) {
 
   std::copy_n(embedding_.begin() + token * c.dim, c.dim, x_.begin());
   rope_.angles(pos, cos_, sin_);
+  rows_start_ = pos;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const Layer& w = layers_[sz(l)];
     llama::rmsnorm(xb, x_, w.attention_norm, eps_);
@@ -138,6 +168,7 @@ std::span<const float> EigenBackend::forward(int32_t token, int64_t pos) {
     matvec(v, w.wv, xb);
     llama::rope_rotate(q_, rope_, cos_, sin_);
     llama::rope_rotate(k, rope_, cos_, sin_);
+    store_rows(l, pos, 1);
     attention(l, pos, 1, q_.data(), att.data());
     matvec(xb2_, w.wo, att);
     vec(x_) += vec(xb2_);
@@ -166,8 +197,7 @@ std::string EigenBackend::describe() const {
     << "  rmsnorm, rotary embedding, attention, swiglu: the core's kernels\n";
   if (prepared_) {
     s << "  model: " << config_.to_string() << "\n"
-      << "  KV cache: " << (key_cache_.size() + val_cache_.size()) * sizeof(float)
-      << " bytes (f32 [n_layers, seq_len, kv_dim] keys and values)\n";
+      << "  " << llama::describe_kv_cache(kv_, cache_.bytes()) << "\n";
   }
   return s.str();
 }

@@ -13,6 +13,7 @@
 
 #include "llama/backend.hpp"
 #include "llama/kernels/rope.hpp"
+#include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace eigen_backend {
@@ -62,10 +63,15 @@ class EigenBackend final : public llama::InferenceBackend {
   // Attention of `n` positions from start_pos, queries in q (rows of q_dim), output in
   // out (rows of q_dim), over the layer's cache.
   void attention(int64_t layer, int64_t start_pos, int64_t n, const float* q, float* out);
+  // Where position pos's new key and value go: the f32 cache's rows, or (an
+  // f16 cache) rows of kv_rows_ that store_rows() then rounds into the cache.
   std::span<float> key_row(int64_t layer, int64_t pos);
   std::span<float> value_row(int64_t layer, int64_t pos);
+  void store_rows(int64_t layer, int64_t start_pos, int64_t n);
 
   int threads_;
+  llama::KvCacheOption kv_option_;  // BackendOptions::kv_cache
+  llama::KvChoice kv_;              // the cache's dtype and why
   std::unique_ptr<tbb::task_arena> arena_;
   llama::Config config_;
   llama::RopeTable rope_;
@@ -77,18 +83,21 @@ class EigenBackend final : public llama::InferenceBackend {
   Matrix classifier_;  // f32 [vocab_size, dim]
 
   // Run state (prepare allocates it; decode never does).
-  std::vector<float> x_;       // f32 [dim] residual stream
-  std::vector<float> xb_;      // f32 [max(dim, q_dim)] normed input / attention output
-  std::vector<float> xb2_;     // f32 [dim]
-  std::vector<float> hb_;      // f32 [hidden_dim]
-  std::vector<float> hb2_;     // f32 [hidden_dim]
-  std::vector<float> q_;       // f32 [q_dim]
-  std::vector<float> scores_;  // f32 [n_heads, seq_len] attention scores per head
+  std::vector<float> x_;    // f32 [dim] residual stream
+  std::vector<float> xb_;   // f32 [max(dim, q_dim)] normed input / attention output
+  std::vector<float> xb2_;  // f32 [dim]
+  std::vector<float> hb_;   // f32 [hidden_dim]
+  std::vector<float> hb2_;  // f32 [hidden_dim]
+  std::vector<float> q_;    // f32 [q_dim]
+  int64_t scores_per_head_ = 0;
+  std::vector<float> scores_;  // f32 [n_heads, scores_per_head_] attention scratch per head
   std::vector<float> logits_;  // f32 [vocab_size]
-  // f32 [n_layers, seq_len, kv_dim] each: a position's rows are written before any
-  // read of them, so they start uninitialised (no zero-fill at prepare, and the pages
-  // become resident only as positions run).
-  llama::UninitializedArray<float> key_cache_, val_cache_;
+  // kv_.dtype [n_layers, seq_len, kv_dim] keys and values (llama/kv_cache.hpp): a
+  // position's rows are written before any read of them, so they start uninitialised
+  // (no zero-fill at prepare, and the pages become resident only as positions run).
+  llama::KvCache cache_;
+  int64_t rows_start_ = 0;        // f16 cache: the position of kv_rows_'s first row
+  std::vector<float> kv_rows_;    // f32 [2, n, kv_dim] f16 cache: new keys, then values
   std::vector<float> cos_, sin_;  // f32 [head_dim / 2] the rotation of one position
   // Decode's double products (eigen_products.cpp): the input, widened once.
   std::vector<double> xd_;  // f64 [max(dim, q_dim, hidden_dim)]

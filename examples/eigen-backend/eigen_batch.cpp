@@ -32,6 +32,8 @@ std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> toke
   grow(bx_, n * dim);
   grow(bxb_, n * width);
   grow(bq_, n * q_dim);
+  if (cache_.dtype() == llama::KvDType::f16) grow(kv_rows_, 2 * n * c.kv_dim());
+  rows_start_ = start_pos;
   grow(bh1_, n * hidden);
   grow(bh3_, n * hidden);
   auto row = [](std::vector<float>& v, int64_t i, int64_t w) {
@@ -46,7 +48,8 @@ std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> toke
     for (int64_t i = 0; i < n; ++i) {
       llama::rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
     }
-    // Keys and values land straight in the cache rows of their positions.
+    // Keys and values land straight in the cache rows of their positions (an f16
+    // cache: in kv_rows_, rounded in by store_rows).
     float* k = key_row(l, start_pos).data();
     float* v = value_row(l, start_pos).data();
     matmul(bq_.data(), q_dim, bxb_.data(), w.wq, n);
@@ -57,6 +60,7 @@ std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> toke
       llama::rope_rotate(row(bq_, i, q_dim), rope_, cos_, sin_);
       llama::rope_rotate(key_row(l, start_pos + i), rope_, cos_, sin_);
     }
+    store_rows(l, start_pos, n);
     attention(l, start_pos, n, bq_.data(), bxb_.data());  // bxb_: rows of q_dim
     matmul(bx_.data(), dim, bxb_.data(), w.wo, n, /*accumulate=*/true);
 

@@ -74,6 +74,9 @@ Model to_model(const File& f) {
   const LlamaFile m = read_llama(f);
   Model model;
   model.source = f.source();
+  // llama.cpp's default cache (-ctk/-ctv f16): the reference streams were made with it.
+  model.kv_cache = KvDType::f16;
+  model.kv_cache_why = "the GGUF default (llama.cpp's -ctk/-ctv f16)";
   Config& c = model.config;
   c.dim = m.dim;
   c.hidden_dim = m.hidden_dim;

@@ -16,6 +16,10 @@ struct BackendOptions {
   // exact (the default) or fast (llama/numerics.hpp): a backend that has no
   // fast kernels runs exact under both.
   Numerics numerics = Numerics::exact;
+  // The KV cache's dtype (llama/kv_cache.hpp): the model's default (Model::
+  // kv_cache: f16 for GGUF, f32 otherwise) or f32/f16. A backend that cannot
+  // run the dtype asked for refuses it at prepare with one line.
+  KvCacheOption kv_cache = KvCacheOption::model_default;
 };
 
 class InferenceBackend {

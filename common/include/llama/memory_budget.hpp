@@ -14,10 +14,11 @@ namespace llama {
 // Bytes of run.c's RunState for `config`: activations x, xb2 (f32 [dim]), xb, q
 // (f32 [max(dim, q_dim)] each), hb, hb2 (f32 [hidden_dim]), attention scores (f32 [n_heads,
 // seq_len]), logits (f32 [vocab_size]) and the KV cache (f32 [2, n_layers, seq_len, kv_dim]).
-// Throws Error on overflow (a validated Config cannot overflow).
-int64_t run_state_bytes(const Config& config);
-// The KV cache alone, keys and values: f32 [2, n_layers, seq_len, kv_dim].
-int64_t kv_cache_bytes(const Config& config);
+// Throws Error on overflow (a validated Config cannot overflow). With `kv`
+// f16 the cache is f16 [2, n_layers, seq_len, kv_dim], half the bytes.
+int64_t run_state_bytes(const Config& config, KvDType kv = KvDType::f32);
+// The KV cache alone, keys and values: kv [2, n_layers, seq_len, kv_dim].
+int64_t kv_cache_bytes(const Config& config, KvDType kv = KvDType::f32);
 
 struct MemoryAvailable {
   int64_t bytes = 0;
@@ -36,6 +37,7 @@ void require_memory(int64_t bytes_needed, const std::string& what, const MemoryA
 
 // The one line a backend's prepare starts with: refuses `model` when its run
 // state does not fit in available_memory(), before anything is allocated.
-void require_run_state_memory(const Model& model);
+// `kv`: the cache's dtype the backend will allocate.
+void require_run_state_memory(const Model& model, KvDType kv = KvDType::f32);
 
 }  // namespace llama

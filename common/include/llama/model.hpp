@@ -5,6 +5,7 @@
 #include <string>
 
 #include "llama/config.hpp"
+#include "llama/kv_cache.hpp"
 #include "llama/weights.hpp"
 
 namespace llama {
@@ -13,6 +14,11 @@ struct Model {
   std::string source;  // the file or directory it came from, for messages
   Config config;
   ModelWeights weights;  // typed tensor views, one set per layer
+  // The KV cache the format's reference runs it with, and why (empty: "the
+  // format's default"): f16 for GGUF files (llama.cpp's -ctk/-ctv f16), f32
+  // for llama2.c and Hugging Face files. BackendOptions::kv_cache overrides it.
+  KvDType kv_cache = KvDType::f32;
+  std::string kv_cache_why;
 };
 
 }  // namespace llama

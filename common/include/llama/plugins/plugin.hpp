@@ -27,8 +27,9 @@
 // (docs/backends.md). Bumped whenever one of them changes; tests/test_plugin_abi.cpp
 // pins the layout it stands for. 3: forward at a position already run (a rewind)
 // discards the cache from there (2 promised positions in order). 4: BackendOptions
-// gained `numerics` (3's was `threads` alone, 4 bytes).
-#define LLAMA_PLUGIN_PROTOCOL 4u
+// gained `numerics` (3's was `threads` alone, 4 bytes). 5: BackendOptions gained
+// `kv_cache` (the KV cache's dtype, llama/kv_cache.hpp; 12 bytes).
+#define LLAMA_PLUGIN_PROTOCOL 5u
 
 #define LLAMA_PLUGIN_STRINGIFY_(x) #x
 #define LLAMA_PLUGIN_STRINGIFY(x) LLAMA_PLUGIN_STRINGIFY_(x)
