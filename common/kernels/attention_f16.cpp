@@ -23,59 +23,6 @@ constexpr int64_t kSlots = 64;     // ggml_vec_dot_f16's 4 accumulators of 16 la
 constexpr int64_t kMaxHead = 256;  // head sizes the kernel takes (stack sums)
 constexpr int64_t kAhead = 16;     // rows prefetched ahead: a head's rows are stride apart
 
-// f16 <-> f32 rows, one struct per level (the AVX-512 ones masked: GCC 12 warns
-// on the unmasked forms' undefined source). Not always_inline: each carries its
-// level's target and is inlined into that level's body only.
-struct PortableCvt {
-  static void widen(const uint16_t* in, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  static void narrow(const float* in, uint16_t* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
-};
-
-#if LLAMA_HAVE_X86_TARGETS
-struct Avx2Cvt {
-  LLAMA_TARGET_AVX2 static void widen(const uint16_t* in, float* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
-    }
-    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  LLAMA_TARGET_AVX2 static void narrow(const float* in, uint16_t* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
-    }
-    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
-};
-
-struct Avx512Cvt {
-  LLAMA_TARGET_AVX512 static void widen(const uint16_t* in, float* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-      _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(0xffff, h));
-    }
-    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  LLAMA_TARGET_AVX512 static void narrow(const float* in, uint16_t* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m256i h =
-          _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
-    }
-    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
-};
-#endif
-
 // ggml_vec_dot_f16 as ggml's AVX-512 build computes it (ggml-cpu.c): the first
 // n & ~63 elements in 4 x 16 lanes by fused multiply-adds (element i into
 // accumulator (i / 16) % 4, lane i % 16), the accumulators added 0+2, 1+3,
@@ -83,7 +30,7 @@ struct Avx512Cvt {
 // l+1); the rest added one by one in double. Products of f16 values are
 // exact in f32.
 template <bool Fma>
-LLAMA_ALWAYS_INLINE float ggml_dot(const float* a, const float* b, int64_t n) {
+LLAMA_ALWAYS_INLINE float generic_dot(const float* a, const float* b, int64_t n) {
   const int64_t np = n & ~int64_t{kSlots - 1};
   double sum = 0.0;
   if (np > 0) {
@@ -120,6 +67,139 @@ inline float ggml_expf(float x) {
   if (std::fabs(n) > 192) return n <= 0 ? 0.0f : INFINITY;
   return std::ldexp(j, static_cast<int>(n));
 }
+
+// One 16-lane chunk of ggml_vec_soft_max_f32: e[l] = exp(s[l] - max) for the
+// `valid` first lanes, 0 for the masked rest; returns the lanes' sum as
+// _mm512_reduce_add_ps adds them (a tree: l + 8, l + 4, l + 2, l + 1).
+LLAMA_ALWAYS_INLINE float generic_exp_chunk(float* s, float max, int64_t valid) {
+  float e[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) {
+    e[l] = l < valid ? ggml_expf(s[l] - max) : 0.0f;
+    s[l] = e[l];
+  }
+  for (int64_t w = kLanes / 2; w > 0; w /= 2) {
+    for (int64_t l = 0; l < w; ++l) e[l] += e[l + w];
+  }
+  return e[0];
+}
+
+// f16 <-> f32 rows, one struct per level (the AVX-512 ones masked: GCC 12 warns
+// on the unmasked forms' undefined source). Not always_inline: each carries its
+// level's target and is inlined into that level's body only.
+struct PortableCvt {
+  static void widen(const uint16_t* in, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(in[i]);
+  }
+  static void narrow(const float* in, uint16_t* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(in[i]);
+  }
+  static float dot(const float* a, const float* b, int64_t n) {
+    return generic_dot<false>(a, b, n);
+  }
+  static float exp_chunk(float* s, float max, int64_t valid) {
+    return generic_exp_chunk(s, max, valid);
+  }
+};
+
+#if LLAMA_HAVE_X86_TARGETS
+struct Avx2Cvt {
+  LLAMA_TARGET_AVX2 static void widen(const uint16_t* in, float* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
+  }
+  LLAMA_TARGET_AVX2 static void narrow(const float* in, uint16_t* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+    }
+    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
+  }
+  LLAMA_TARGET_AVX2 static float dot(const float* a, const float* b, int64_t n) {
+    return generic_dot<true>(a, b, n);
+  }
+  LLAMA_TARGET_AVX2 static float exp_chunk(float* s, float max, int64_t valid) {
+    return generic_exp_chunk(s, max, valid);
+  }
+};
+
+struct Avx512Cvt {
+  LLAMA_TARGET_AVX512 static void widen(const uint16_t* in, float* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+      _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(0xffff, h));
+    }
+    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
+  }
+  LLAMA_TARGET_AVX512 static void narrow(const float* in, uint16_t* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h =
+          _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
+    }
+    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
+  }
+  // generic_dot with the lanes in registers: the same operations in the same order.
+  LLAMA_TARGET_AVX512 static float dot(const float* a, const float* b, int64_t n) {
+    const int64_t np = n & ~int64_t{kSlots - 1};
+    double sum = 0.0;
+    if (np > 0) {
+      __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t i = 0; i < np; i += kSlots) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+      }
+      s0 = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+      sum = static_cast<double>(reduce_tree(s0));
+    }
+    for (int64_t i = np; i < n; ++i) sum += static_cast<double>(a[i] * b[i]);
+    return static_cast<float>(sum);
+  }
+  // _mm512_reduce_add_ps's order written out (l + 8, l + 4, l + 2, l + 1).
+  LLAMA_TARGET_AVX512 static float reduce_tree(__m512 v) {
+    const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xff, v, 0),
+                                   _mm512_maskz_extractf32x8_ps(0xff, v, 1));
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+  }
+  // generic_exp_chunk as ggml_v_expf computes it.
+  LLAMA_TARGET_AVX512 static float exp_chunk(float* s, float max, int64_t valid) {
+    const __mmask16 live = static_cast<__mmask16>((1u << valid) - 1u);
+    const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(live, s), _mm512_set1_ps(max));
+    const __m512 r = _mm512_set1_ps(0x1.8p23f);
+    const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), r);
+    const __m512 n = _mm512_sub_ps(z, r);
+    const __m512 b = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f),
+                                      _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
+    const __mmask16 d = _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192), _CMP_GT_OQ);
+    const __m512 u = _mm512_mul_ps(b, b);
+    const __m512 j = _mm512_fmadd_ps(
+        _mm512_fmadd_ps(
+            _mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
+            _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
+    __m512 e = _mm512_maskz_scalef_ps(0xffff, j, n);
+    if (d != 0) {
+      const __m512 alt =
+          _mm512_mask_blend_ps(_mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ),
+                               _mm512_set1_ps(INFINITY), _mm512_setzero_ps());
+      e = _mm512_mask_blend_ps(d, e, alt);
+    }
+    e = _mm512_maskz_mov_ps(live, e);
+    _mm512_storeu_ps(s, e);
+    return reduce_tree(e);
+  }
+};
+#endif
 
 // Rounds n floats to f16 and back, in place, 64 at a time.
 template <class Cvt>
@@ -163,7 +243,7 @@ LLAMA_ALWAYS_INLINE void block_body(const float* q, int64_t q_ld, int64_t m, int
     prefetch(keys, t + kAhead);
     Cvt::widen(keys + t * stride, row, hs);
     for (int64_t j = std::max<int64_t>(0, t - first_pos); j < m; ++j) {
-      sc[j * n_pad + t] = ggml_dot<Fma>(qh + j * hs, row, hs) * scale;
+      sc[j * n_pad + t] = Cvt::dot(qh + j * hs, row, hs) * scale;
     }
   }
   // 2. Softmax over the padded cells (ggml_vec_soft_max_f32): exp in 16-lane
@@ -175,15 +255,8 @@ LLAMA_ALWAYS_INLINE void block_body(const float* q, int64_t q_ld, int64_t m, int
     for (int64_t t = 1; t < n_pos; ++t) max = std::max(max, s[t]);
     double sum = 0.0;
     for (int64_t t0 = 0; t0 < n_kv; t0 += kLanes) {
-      float e[kLanes];
-      for (int64_t l = 0; l < kLanes; ++l) {
-        e[l] = t0 + l < n_pos ? ggml_expf(s[t0 + l] - max) : 0.0f;
-        s[t0 + l] = e[l];
-      }
-      for (int64_t w = kLanes / 2; w > 0; w /= 2) {
-        for (int64_t l = 0; l < w; ++l) e[l] += e[l + w];
-      }
-      sum += static_cast<double>(e[0]);
+      const int64_t valid = std::clamp<int64_t>(n_pos - t0, 0, kLanes);
+      sum += static_cast<double>(Cvt::exp_chunk(s + t0, max, valid));
     }
     const auto inv = static_cast<float>(1.0 / sum);
     for (int64_t t = 0; t < n_pos; ++t) s[t] *= inv;
