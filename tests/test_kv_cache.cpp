@@ -251,3 +251,26 @@ TEST_CASE("the KV cache's dtype: GGUF f16, llama2.c f32, overrides, describe", "
     CHECK(b->describe().find("KV cache: f32 (the format's default") != std::string::npos);
   }
 }
+
+TEST_CASE("llama-cli --kv-cache: --explain says the dtype and why; a bad value is one line",
+          "[kv][cli]") {
+  const std::string gguf = test::model_path("gguf/stories1M.f32.gguf");
+  const auto def = test::run_llama_cli({"-c", gguf, "--explain", "-b", "graph"});
+  INFO(def.err);
+  REQUIRE(def.exit_code == 0);
+  CHECK(def.out.find("KV cache: f16 (the GGUF default (llama.cpp's -ctk/-ctv f16))") !=
+        std::string::npos);
+  const auto f32 = test::run_llama_cli({"-c", gguf, "--explain", "--kv-cache", "f32"});
+  REQUIRE(f32.exit_code == 0);
+  CHECK(f32.out.find("KV cache: f32 (asked for (--kv-cache f32))") != std::string::npos);
+  const auto bin = test::run_llama_cli({"-c", test::model_path("stories1M.bin"), "-k",
+                                        test::model_path("tok2048.bin"), "--explain", "-b",
+                                        "reference", "--kv-cache", "f16"});
+  REQUIRE(bin.exit_code == 0);
+  CHECK(bin.out.find("KV cache: f16 (asked for (--kv-cache f16))") != std::string::npos);
+  const auto bad = test::run_llama_cli({"-c", gguf, "-p", "x", "--kv-cache", "q8_0"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err ==
+        "llama-cli: --kv-cache: unknown KV cache type 'q8_0' (f32, f16 or default) "
+        "(see --help)\n");
+}
