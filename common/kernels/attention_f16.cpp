@@ -83,6 +83,18 @@ LLAMA_ALWAYS_INLINE float generic_exp_chunk(float* s, float max, int64_t valid) 
   return e[0];
 }
 
+// Row operations of the value sums, one element at a time.
+template <bool Fma>
+LLAMA_ALWAYS_INLINE void generic_axpy(float p, const float* x, float* a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] = fused_madd<Fma>(p, x[i], a[i]);
+}
+LLAMA_ALWAYS_INLINE void generic_scale(float p, const float* x, float* a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] = p * x[i];
+}
+LLAMA_ALWAYS_INLINE void generic_add(float* a, const float* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
 // f16 <-> f32 rows, one struct per level (the AVX-512 ones masked: GCC 12 warns
 // on the unmasked forms' undefined source). Not always_inline: each carries its
 // level's target and is inlined into that level's body only.
@@ -99,6 +111,11 @@ struct PortableCvt {
   static float exp_chunk(float* s, float max, int64_t valid) {
     return generic_exp_chunk(s, max, valid);
   }
+  static void axpy(float p, const float* x, float* a, int64_t n) {
+    generic_axpy<false>(p, x, a, n);
+  }
+  static void scale(float p, const float* x, float* a, int64_t n) { generic_scale(p, x, a, n); }
+  static void add(float* a, const float* b, int64_t n) { generic_add(a, b, n); }
 };
 
 #if LLAMA_HAVE_X86_TARGETS
@@ -125,6 +142,13 @@ struct Avx2Cvt {
   LLAMA_TARGET_AVX2 static float exp_chunk(float* s, float max, int64_t valid) {
     return generic_exp_chunk(s, max, valid);
   }
+  LLAMA_TARGET_AVX2 static void axpy(float p, const float* x, float* a, int64_t n) {
+    generic_axpy<true>(p, x, a, n);
+  }
+  LLAMA_TARGET_AVX2 static void scale(float p, const float* x, float* a, int64_t n) {
+    generic_scale(p, x, a, n);
+  }
+  LLAMA_TARGET_AVX2 static void add(float* a, const float* b, int64_t n) { generic_add(a, b, n); }
 };
 
 struct Avx512Cvt {
@@ -197,6 +221,34 @@ struct Avx512Cvt {
     e = _mm512_maskz_mov_ps(live, e);
     _mm512_storeu_ps(s, e);
     return reduce_tree(e);
+  }
+  // The generic row operations, 16 elements a step, the tail masked.
+  LLAMA_TARGET_AVX512 static void axpy(float p, const float* x, float* a, int64_t n) {
+    const __m512 vp = _mm512_set1_ps(p);
+    for (int64_t i = 0; i < n; i += kLanes) {
+      const __mmask16 k = tail_mask(n - i);
+      _mm512_mask_storeu_ps(
+          a + i, k,
+          _mm512_fmadd_ps(vp, _mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, a + i)));
+    }
+  }
+  LLAMA_TARGET_AVX512 static void scale(float p, const float* x, float* a, int64_t n) {
+    const __m512 vp = _mm512_set1_ps(p);
+    for (int64_t i = 0; i < n; i += kLanes) {
+      const __mmask16 k = tail_mask(n - i);
+      _mm512_mask_storeu_ps(a + i, k, _mm512_mul_ps(vp, _mm512_maskz_loadu_ps(k, x + i)));
+    }
+  }
+  LLAMA_TARGET_AVX512 static void add(float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; i += kLanes) {
+      const __mmask16 k = tail_mask(n - i);
+      _mm512_mask_storeu_ps(
+          a + i, k,
+          _mm512_add_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i)));
+    }
+  }
+  static __mmask16 tail_mask(int64_t left) {
+    return left >= kLanes ? __mmask16{0xffff} : static_cast<__mmask16>((1u << left) - 1u);
   }
 };
 #endif
@@ -279,18 +331,12 @@ LLAMA_ALWAYS_INLINE void block_body(const float* q, int64_t q_ld, int64_t m, int
     float* a = lanes + j * kSlots * hs;
     const auto slot = [&](int64_t k) { return a + k * hs; };
     for (int64_t l = 0; l < kLanes; ++l) {
-      for (int64_t i = 0; i < hs; ++i) {
-        slot(l)[i] += slot(2 * kLanes + l)[i];
-        slot(kLanes + l)[i] += slot(3 * kLanes + l)[i];
-      }
+      Cvt::add(slot(l), slot(2 * kLanes + l), hs);
+      Cvt::add(slot(kLanes + l), slot(3 * kLanes + l), hs);
     }
-    for (int64_t l = 0; l < kLanes; ++l) {
-      for (int64_t i = 0; i < hs; ++i) slot(l)[i] += slot(kLanes + l)[i];
-    }
+    for (int64_t l = 0; l < kLanes; ++l) Cvt::add(slot(l), slot(kLanes + l), hs);
     for (int64_t w = kLanes / 2; w > 0; w /= 2) {
-      for (int64_t l = 0; l < w; ++l) {
-        for (int64_t i = 0; i < hs; ++i) slot(l)[i] += slot(l + w)[i];
-      }
+      for (int64_t l = 0; l < w; ++l) Cvt::add(slot(l), slot(l + w), hs);
     }
     for (int64_t i = 0; i < hs; ++i) d[i] = static_cast<double>(slot(0)[i]);
   };
@@ -310,9 +356,9 @@ LLAMA_ALWAYS_INLINE void block_body(const float* q, int64_t q_ld, int64_t m, int
       if (t < np_of(j)) {
         float* a = lanes + (j * kSlots + t % kSlots) * hs;
         if (t < kSlots) {
-          for (int64_t i = 0; i < hs; ++i) a[i] = p * row[i];
+          Cvt::scale(p, row, a, hs);
         } else {
-          for (int64_t i = 0; i < hs; ++i) a[i] = fused_madd<Fma>(p, row[i], a[i]);
+          Cvt::axpy(p, row, a, hs);
         }
         continue;
       }
