@@ -143,7 +143,8 @@ TEST_CASE("gguf parity: blas and graph within 1e-4 of reference with an f32 KV c
     INFO(file);
     const gguf::GgufModel g = gguf::open_model(test::model_path(file));
     const auto stream = c["stream"].get<std::vector<int32_t>>();
-    const Run reference = run_along(g.model, "reference", stream, Numerics::exact, KvCacheOption::f32);
+    const Run reference =
+        run_along(g.model, "reference", stream, Numerics::exact, KvCacheOption::f32);
     for (size_t i = 1; i < backends.size(); ++i) {
       INFO("backend " << backends[i]);
       const Run r = run_along(g.model, backends[i], stream, Numerics::exact, KvCacheOption::f32);
