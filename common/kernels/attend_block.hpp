@@ -1,12 +1,16 @@
-// Private to common/kernels: the softmax and value sums of a block of up to
-// q8::kAttendQueries queries in the lanes of a register (a prompt's attention).
-// runq.c's (q8_attention_block.cpp) and run.c's (math.cpp) block kernels share it;
-// they differ only in how they score. Defined in q8_attention_block.cpp.
+// Private to common/kernels: a prompt's attention for a block of up to
+// q8::kAttendQueries queries of one head in the lanes of a register. runq.c's
+// (q8_attention_block.cpp) and run.c's (math.cpp) block kernels share the
+// query transpose, the blocked score loop and the block softmax and value
+// sums; they differ only in how a score is summed (the ScoreBlock they pass).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/simd_target.hpp"
 
 namespace llama::detail {
 
@@ -16,8 +20,44 @@ namespace llama::detail {
 // division) and value sum (FMAs into each output element from zero in key
 // order), so the same bits as a query alone. hs must be a multiple of 16.
 // Lane l < m's output goes to out + l * out_ld. Overwrites st.
+// Defined in q8_attention_block.cpp.
 void softmax_mix_block_at_level(SimdLevel level, float* st, int64_t n_keys, const int64_t* n_pos,
                                 const float* values, int64_t stride, int64_t hs, int64_t m,
                                 float* out, int64_t out_ld);
+
+// Keys scored against a whole block of queries at a time.
+inline constexpr int64_t kBlockKeys = 4;
+
+// The block's m queries (rows q + lane * q_ld, hs floats each) transposed
+// into qt (f32 [hs, L]; lanes past m zero), then scored against keys
+// [0, n_keys) (rows keys + t * stride) into st (f32 [n_keys, L]), kBlockKeys
+// keys at a time and the rest one by one:
+// score.template block<K>(qt, hs, keys + t * stride, stride, st + t * L)
+// writes st[(t + j) * L + lane] for j < K (each lane's sum in head order, so
+// the blocking never changes a score's bits).
+template <class ScoreBlock>
+LLAMA_ALWAYS_INLINE void score_query_block(const ScoreBlock& score, const float* q, int64_t q_ld,
+                                           int64_t m, int64_t hs, const float* keys, int64_t stride,
+                                           int64_t n_keys, float* qt, float* st) {
+  constexpr int64_t L = q8::kAttendQueries;
+  for (int64_t i = 0; i < hs; ++i) {
+    for (int64_t lane = 0; lane < L; ++lane)
+      qt[i * L + lane] = lane < m ? q[lane * q_ld + i] : 0.0f;
+  }
+  int64_t t = 0;
+  for (; t + kBlockKeys <= n_keys; t += kBlockKeys) {
+    score.template block<kBlockKeys>(qt, hs, keys + t * stride, stride, st + t * L);
+  }
+  for (; t < n_keys; ++t) score.template block<1>(qt, hs, keys + t * stride, stride, st + t * L);
+}
+
+// n_pos[lane] = the number of keys lane `lane` of a block of m queries sees,
+// the block's first query at position first: first + lane + 1; padding lanes
+// (past m) repeat the last query's (their results are never stored).
+LLAMA_ALWAYS_INLINE void block_key_counts(int64_t first, int64_t m,
+                                          int64_t (&n_pos)[q8::kAttendQueries]) {
+  for (int64_t lane = 0; lane < q8::kAttendQueries; ++lane)
+    n_pos[lane] = first + std::min(lane, m - 1) + 1;
+}
 
 }  // namespace llama::detail

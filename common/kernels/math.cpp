@@ -78,37 +78,37 @@ LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys
   }
 }
 
-// Keys scored against a whole block of queries at a time.
-constexpr int64_t kBlockKeys = 4;
-
 // st[t * L + lane] = float(query lane . key t, summed in double) / scale for t
 // in [0, K): run.c's score arithmetic (products exact in double, the sum
 // rounded once to float) with each query's sum taken in head order, one chain
 // per lane (attend_head's vector reduction adds the same products in another
 // order: the double sums may differ in their last bits, the scores rarely).
-// Queries transposed in qt (f32 [hs, L]).
-template <bool Fma, int64_t K>
-LLAMA_ALWAYS_INLINE void score_block(const float* qt, int64_t hs, const float* k, int64_t stride,
-                                     float scale, float* st) {
-  constexpr int64_t L = q8::kAttendQueries;
-  double acc[K][L] = {};
-  for (int64_t i = 0; i < hs; ++i) {
-    const float* qi = qt + i * L;
+// Queries transposed in qt (f32 [hs, L]). An exact product, then one
+// rounding: the same with or without FMA.
+struct DoubleScore {
+  float scale;
+  template <int64_t K>
+  LLAMA_ALWAYS_INLINE void block(const float* qt, int64_t hs, const float* k, int64_t stride,
+                                 float* st) const {
+    constexpr int64_t L = q8::kAttendQueries;
+    double acc[K][L] = {};
+    for (int64_t i = 0; i < hs; ++i) {
+      const float* qi = qt + i * L;
 #pragma GCC unroll 4
+      for (int64_t j = 0; j < K; ++j) {
+        const auto kj = static_cast<double>(k[j * stride + i]);
+#pragma omp simd
+        for (int64_t lane = 0; lane < L; ++lane) acc[j][lane] += static_cast<double>(qi[lane]) * kj;
+      }
+    }
     for (int64_t j = 0; j < K; ++j) {
-      const auto kj = static_cast<double>(k[j * stride + i]);
-      // An exact product, then one rounding: the same with or without FMA.
 #pragma omp simd
-      for (int64_t lane = 0; lane < L; ++lane) acc[j][lane] += static_cast<double>(qi[lane]) * kj;
+      for (int64_t lane = 0; lane < L; ++lane) {
+        st[j * L + lane] = static_cast<float>(acc[j][lane]) / scale;
+      }
     }
   }
-  for (int64_t j = 0; j < K; ++j) {
-#pragma omp simd
-    for (int64_t lane = 0; lane < L; ++lane) {
-      st[j * L + lane] = static_cast<float>(acc[j][lane]) / scale;
-    }
-  }
-}
+};
 
 // A prompt's attention for one head, q8::kAttendQueries queries at a time in
 // the lanes (scores, softmax, value sums); heads that are not a multiple of
@@ -134,21 +134,10 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
     float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
     float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
-    for (int64_t i = 0; i < hs; ++i) {
-      for (int64_t lane = 0; lane < L; ++lane) {
-        qt[i * L + lane] = lane < m ? q[(i0 + lane) * q_ld + i] : 0.0f;
-      }
-    }
-    int64_t t = 0;
-    for (; t + kBlockKeys <= n_keys; t += kBlockKeys) {
-      score_block<Fma, kBlockKeys>(qt, hs, keys + t * stride, stride, scale, st + t * L);
-    }
-    for (; t < n_keys; ++t)
-      score_block<Fma, 1>(qt, hs, keys + t * stride, stride, scale, st + t * L);
-    // Padding lanes (past m) repeat the last query's length; never stored.
+    detail::score_query_block(DoubleScore{scale}, q + i0 * q_ld, q_ld, m, hs, keys, stride, n_keys,
+                              qt, st);
     int64_t n_pos[L];
-    for (int64_t lane = 0; lane < L; ++lane)
-      n_pos[lane] = first_pos + i0 + std::min(lane, m - 1) + 1;
+    detail::block_key_counts(first_pos + i0, m, n_pos);
     detail::softmax_mix_block_at_level(Level, st, n_keys, n_pos, values, stride, hs, m,
                                        out + i0 * out_ld, out_ld);
   }

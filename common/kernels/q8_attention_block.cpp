@@ -17,30 +17,31 @@ namespace {
 
 using detail::softmax_mix;
 
-// Keys scored against a whole block at a time.
-constexpr int64_t kBlockKeys = 4;
-
 // st[t * kQueries + lane] = (query lane . key t) / root for t in [t0, t0 + K),
-// queries transposed in qt (f32 [hs, kQueries]).
-template <bool Fma, int64_t K>
-LLAMA_ALWAYS_INLINE void score_block(const float* qt, int64_t hs, const float* k, int64_t stride,
-                                     float root, float* st) {
-  constexpr int64_t L = kAttendQueries;
-  float acc[K][L] = {};
-  for (int64_t i = 0; i < hs; ++i) {
-    const float* qi = qt + i * L;
+// queries transposed in qt (f32 [hs, kQueries]): runq.c's f32 sums.
+struct FloatScore {
+  float root;
+  template <int64_t K>
+  LLAMA_ALWAYS_INLINE void block(const float* qt, int64_t hs, const float* k, int64_t stride,
+                                 float* st) const {
+    constexpr int64_t L = kAttendQueries;
+    float acc[K][L] = {};
+    for (int64_t i = 0; i < hs; ++i) {
+      const float* qi = qt + i * L;
 #pragma GCC unroll 4
-    for (int64_t j = 0; j < K; ++j) {
-      const float kj = k[j * stride + i];
+      for (int64_t j = 0; j < K; ++j) {
+        const float kj = k[j * stride + i];
 #pragma omp simd
-      for (int64_t lane = 0; lane < L; ++lane) acc[j][lane] = std::fma(qi[lane], kj, acc[j][lane]);
+        for (int64_t lane = 0; lane < L; ++lane)
+          acc[j][lane] = std::fma(qi[lane], kj, acc[j][lane]);
+      }
+    }
+    for (int64_t j = 0; j < K; ++j) {
+#pragma omp simd
+      for (int64_t lane = 0; lane < L; ++lane) st[j * L + lane] = acc[j][lane] / root;
     }
   }
-  for (int64_t j = 0; j < K; ++j) {
-#pragma omp simd
-    for (int64_t lane = 0; lane < L; ++lane) st[j * L + lane] = acc[j][lane] / root;
-  }
-}
+};
 
 // Head elements per pass of mix_block: as many accumulators as fit beside
 // the probabilities in 32 registers.
@@ -118,22 +119,11 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
     float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
     float* p = st + n_keys * L;                 // f32 [n_keys]: one query's scores
-    for (int64_t i = 0; i < hs; ++i) {
-      for (int64_t lane = 0; lane < L; ++lane) {
-        qt[i * L + lane] = lane < m ? q[(i0 + lane) * q_ld + i] : 0.0f;
-      }
-    }
-    int64_t t = 0;
-    for (; t + kBlockKeys <= n_keys; t += kBlockKeys) {
-      score_block<Fma, kBlockKeys>(qt, hs, keys + t * stride, stride, root, st + t * L);
-    }
-    for (; t < n_keys; ++t)
-      score_block<Fma, 1>(qt, hs, keys + t * stride, stride, root, st + t * L);
+    llama::detail::score_query_block(FloatScore{root}, q + i0 * q_ld, q_ld, m, hs, keys, stride,
+                                     n_keys, qt, st);
     if (hs % kMixWidth == 0) {
-      // Padding lanes (past m) repeat the last query's length; never stored.
       int64_t n_pos[L];
-      for (int64_t lane = 0; lane < L; ++lane)
-        n_pos[lane] = first_pos + i0 + std::min(lane, m - 1) + 1;
+      llama::detail::block_key_counts(first_pos + i0, m, n_pos);
       softmax_mix_block<Fma, Wide>(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld,
                                    out_ld);
       continue;
