@@ -15,6 +15,7 @@
 #include <cstring>
 #include <utility>
 
+#include "avx512_transpose.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "q8_kernels.hpp"
 #include "q8_vnni_ops.hpp"
@@ -23,6 +24,7 @@ namespace llama::detail {
 namespace {
 
 using namespace vnni;
+using avx512::transpose16;
 
 // Below this many vectors a batch goes vector by vector (row_dot): a block of
 // 16 lanes would be mostly padding.
@@ -50,34 +52,6 @@ struct Packed {
   UninitializedArray<Bytes64> values;   // u8 [blocks, quads, 16 tokens, 4]: x + 128
   UninitializedArray<Floats16> scales;  // f32 [blocks, groups, 16 tokens]
 };
-
-// v[i] lane j <- v[j] lane i (16 x 16 int32).
-LLAMA_VNNI __attribute__((always_inline)) inline void transpose16(__m512i v[16]) {
-  __m512i a[16];
-  for (int i = 0; i < 8; ++i) {
-    a[2 * i] = _mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]);
-    a[2 * i + 1] = _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]);
-  }
-  // v[4i + m]'s 128-bit lane L: column 4L + m of rows 4i .. 4i+3.
-  for (int i = 0; i < 4; ++i) {
-    v[4 * i] = _mm512_maskz_unpacklo_epi64(kAll8, a[4 * i], a[4 * i + 2]);
-    v[4 * i + 1] = _mm512_maskz_unpackhi_epi64(kAll8, a[4 * i], a[4 * i + 2]);
-    v[4 * i + 2] = _mm512_maskz_unpacklo_epi64(kAll8, a[4 * i + 1], a[4 * i + 3]);
-    v[4 * i + 3] = _mm512_maskz_unpackhi_epi64(kAll8, a[4 * i + 1], a[4 * i + 3]);
-  }
-  // A 4 x 4 transpose of 128-bit lanes per m.
-  for (int m = 0; m < 4; ++m) {
-    const __m512i d0 = _mm512_maskz_shuffle_i32x4(kAll16, v[m], v[4 + m], 0x88);
-    const __m512i d1 = _mm512_maskz_shuffle_i32x4(kAll16, v[m], v[4 + m], 0xdd);
-    const __m512i d2 = _mm512_maskz_shuffle_i32x4(kAll16, v[8 + m], v[12 + m], 0x88);
-    const __m512i d3 = _mm512_maskz_shuffle_i32x4(kAll16, v[8 + m], v[12 + m], 0xdd);
-    a[m] = _mm512_maskz_shuffle_i32x4(kAll16, d0, d2, 0x88);
-    a[4 + m] = _mm512_maskz_shuffle_i32x4(kAll16, d1, d3, 0x88);
-    a[8 + m] = _mm512_maskz_shuffle_i32x4(kAll16, d0, d2, 0xdd);
-    a[12 + m] = _mm512_maskz_shuffle_i32x4(kAll16, d1, d3, 0xdd);
-  }
-  for (int i = 0; i < 16; ++i) v[i] = a[i];
-}
 
 // Tokens [16 b, 16 b + 16) of `x` into block b: 64 columns of 16 tokens at
 // a time, transposed as 16 x 16 int32. A block short of 16 tokens repeats its
