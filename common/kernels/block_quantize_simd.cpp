@@ -17,6 +17,23 @@ namespace llama::detail {
 
 #if LLAMA_HAVE_X86_TARGETS
 
+namespace {
+
+// A block's scale from its lanes' maxima of |x|: scale = f16(amax / 127) as
+// f32, rounded to nearest even; returns 127 / amax, 0 for a block of zeros.
+// f16c only, so it inlines into both levels' kernels.
+template <int N>
+__attribute__((target("f16c"))) LLAMA_ALWAYS_INLINE float block_scale(const float (&lanes)[N],
+                                                                      float& scale) {
+  float amax = 0.0f;
+  for (float l : lanes) amax = amax < l ? l : amax;
+  const __m128i d = _mm_cvtps_ph(_mm_set_ss(amax / 127.f), _MM_FROUND_TO_NEAREST_INT);
+  scale = _mm_cvtss_f32(_mm_cvtph_ps(d));
+  return amax != 0.0f ? 127.f / amax : 0.0f;
+}
+
+}  // namespace
+
 LLAMA_TARGET_AVX512 void quantize_q8_0_blocks_avx512(const float* x, int64_t blocks, int8_t* values,
                                                      float* scales) {
   constexpr __mmask16 all = 0xffff;
@@ -27,11 +44,7 @@ LLAMA_TARGET_AVX512 void quantize_q8_0_blocks_avx512(const float* x, int64_t blo
         all, _mm512_abs_ps(v0), _mm512_maskz_max_ps(all, _mm512_abs_ps(v1), _mm512_setzero_ps()));
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, m);
-    float amax = 0.0f;
-    for (float l : lanes) amax = amax < l ? l : amax;
-    const __m128i d = _mm_cvtps_ph(_mm_set_ss(amax / 127.f), _MM_FROUND_TO_NEAREST_INT);
-    scales[b] = _mm_cvtss_f32(_mm_cvtph_ps(d));
-    const __m512 id = _mm512_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+    const __m512 id = _mm512_set1_ps(block_scale(lanes, scales[b]));
     for (int h = 0; h < 2; ++h) {
       const __m512 q = _mm512_mul_ps(h == 0 ? v0 : v1, id);
       const __mmask16 number = _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q);
@@ -62,11 +75,7 @@ LLAMA_TARGET_AVX2 void quantize_q8_0_blocks_avx2(const float* x, int64_t blocks,
     }
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, m);
-    float amax = 0.0f;
-    for (float l : lanes) amax = amax < l ? l : amax;
-    const __m128i d = _mm_cvtps_ph(_mm_set_ss(amax / 127.f), _MM_FROUND_TO_NEAREST_INT);
-    scales[b] = _mm_cvtss_f32(_mm_cvtph_ps(d));
-    const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+    const __m256 id = _mm256_set1_ps(block_scale(lanes, scales[b]));
     __m256i n[4];
     for (int i = 0; i < 4; ++i) {
       const __m256 q = _mm256_mul_ps(v[i], id);
