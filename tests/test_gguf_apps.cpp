@@ -65,18 +65,7 @@ TEST_CASE("gguf apps: llama-cli gives llama.cpp's greedy streams with the file's
 
 TEST_CASE("gguf apps: llama.cpp's streams at every SIMD level this CPU runs", "[gguf][cpu]") {
   // LLAMA_CPU_LEVEL below avx512 also takes the block kernels to the portable ones.
-  std::vector<SimdLevel> levels;
-  std::string lacks;
-  for (SimdLevel l : kSimdLevels) {
-    if (simd_level_supported(l)) {
-      levels.push_back(l);
-    } else {
-      lacks += std::string(" ") + to_string(l);
-    }
-  }
-  std::cout << "gguf streams: levels run:";
-  for (SimdLevel l : levels) std::cout << ' ' << to_string(l);
-  std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
+  const auto levels = test::runnable_levels("gguf streams");
   const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
   for (SimdLevel l : levels) {
     ::setenv("LLAMA_CPU_LEVEL", to_string(l), 1);

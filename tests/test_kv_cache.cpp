@@ -21,24 +21,9 @@
 #include "test_support.hpp"
 
 using namespace llama;
+using llama::test::runnable_levels;
 
 namespace {
-
-std::vector<SimdLevel> runnable_levels(const std::string& what) {
-  std::vector<SimdLevel> out;
-  std::string lacks;
-  for (SimdLevel l : kSimdLevels) {
-    if (simd_level_supported(l)) {
-      out.push_back(l);
-    } else {
-      lacks += std::string(" ") + to_string(l);
-    }
-  }
-  std::cout << what << ": levels run:";
-  for (SimdLevel l : out) std::cout << ' ' << to_string(l);
-  std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
-  return out;
-}
 
 std::vector<uint16_t> random_halves(size_t n, uint32_t seed, float scale) {
   std::mt19937 rng(seed);

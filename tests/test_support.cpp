@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "llama/formats/llama2c_checkpoint.hpp"
@@ -74,6 +75,22 @@ nlohmann::json load_json(const std::string& path) {
   std::ifstream in(path);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
+}
+
+std::vector<SimdLevel> runnable_levels(const std::string& what) {
+  std::vector<SimdLevel> out;
+  std::string lacks;
+  for (SimdLevel l : kSimdLevels) {
+    if (simd_level_supported(l)) {
+      out.push_back(l);
+    } else {
+      lacks += std::string(" ") + to_string(l);
+    }
+  }
+  std::cout << what << ": levels run:";
+  for (SimdLevel l : out) std::cout << ' ' << to_string(l);
+  std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
+  return out;
 }
 
 std::string temp_path(const std::string& name) {

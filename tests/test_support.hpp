@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "llama/kernels/cpu_features.hpp"
+
 namespace llama {
 class Checkpoint;
 class InferenceBackend;
@@ -57,6 +59,11 @@ std::string case_tokenizer_path(const nlohmann::json& c);
 std::string model_path(const std::string& file);
 std::string reference_path(const std::string& file);
 nlohmann::json load_json(const std::string& path);
+
+// The SIMD levels this CPU runs (kSimdLevels' order), after printing
+// "WHAT: levels run: ...; not run, this CPU lacks: ..." so a level the CPU
+// lacks is reported, never counted as passed.
+std::vector<SimdLevel> runnable_levels(const std::string& what);
 
 // A file under a per-process temporary directory, removed at exit.
 std::string temp_path(const std::string& name);
