@@ -1,7 +1,6 @@
 // --kv-cache for every app that runs a model (kv_cache_flag.hpp).
 #include "kv_cache_flag.hpp"
 
-#include "llama/error.hpp"
 #include "usage_error.hpp"
 
 namespace llama::cli {
@@ -16,11 +15,7 @@ void add_kv_cache_flag(boost::program_options::options_description& desc, std::s
 }
 
 KvCacheOption parse_kv_cache_flag(const std::string& text) {
-  try {
-    return parse_kv_cache(text, "--kv-cache");
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
+  return parse_flag_value(parse_kv_cache, text, "--kv-cache");
 }
 
 }  // namespace llama::cli

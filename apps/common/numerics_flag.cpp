@@ -1,7 +1,6 @@
 // --numerics for every app that runs a model (numerics_flag.hpp).
 #include "numerics_flag.hpp"
 
-#include "llama/error.hpp"
 #include "usage_error.hpp"
 
 namespace llama::cli {
@@ -16,11 +15,7 @@ void add_numerics_flag(boost::program_options::options_description& desc, std::s
 }
 
 Numerics parse_numerics_flag(const std::string& text) {
-  try {
-    return parse_numerics(text, "--numerics");
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
+  return parse_flag_value(parse_numerics, text, "--numerics");
 }
 
 }  // namespace llama::cli
