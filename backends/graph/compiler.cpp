@@ -7,6 +7,8 @@
 #include "arena_planner.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/half_products.hpp"
+#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {
@@ -128,6 +130,7 @@ class Compiler {
   size_t value_bytes(size_t v) const {
     const Node& n = node(static_cast<ValueId>(v));
     if (work_[v].op == Op::quantize) return quantized_bytes(n);
+    if (work_[v].op == Op::round_bf16) return rounded_bytes(n);
     const int64_t floats = checked_mul(n.rows, n.cols, "graph value");
     return static_cast<size_t>(checked_mul(floats, int64_t{sizeof(float)}, "graph value"));
   }
@@ -144,6 +147,14 @@ class Compiler {
     const int64_t padded = checked_add(values, int64_t{sizeof(float) - 1}, "graph value") /
                            int64_t{sizeof(float)} * int64_t{sizeof(float)};
     return quantized_scale_bytes(n) + static_cast<size_t>(padded);
+  }
+
+  // bf16 [rows, bf16_batch_ld(cols)] padded to whole floats.
+  static size_t rounded_bytes(const Node& n) {
+    const int64_t values = checked_mul(n.rows, bf16_batch_ld(n.cols), "graph value");
+    const int64_t bytes = checked_mul(values, int64_t{sizeof(uint16_t)}, "graph value");
+    return static_cast<size_t>(checked_add(bytes, int64_t{sizeof(float) - 1}, "graph value") /
+                               int64_t{sizeof(float)} * int64_t{sizeof(float)});
   }
 
   void layout(Plan& plan) {
@@ -210,6 +221,7 @@ class Compiler {
           break;
         }
         case Op::quantize:
+        case Op::round_bf16:
         case Op::matvec_typed:
           emit_typed(in, w);
           break;
@@ -233,6 +245,10 @@ class Compiler {
       in.a = ref(w.args[0]);
       return;
     }
+    if (w.op == Op::round_bf16) {
+      in.a = ref(w.args[0]);
+      return;
+    }
     const Node& wn = node(w.args[0]);
     const ValueId x = w.args[1];
     in.a = ref(x);
@@ -243,6 +259,13 @@ class Compiler {
     in.w_cols = wn.cols;
     in.q8_kernel = o_.q8_kernel;
     in.numerics = o_.numerics;
+    in.bf16_input = node(x).op == Op::round_bf16;
+    // A rounded input is only for the path that reads it.
+    if (in.bf16_input && !batch_rounds_to_bf16(wn.tensor, in.q8_kernel, in.numerics)) {
+      throw Error("graph: " + wn.tensor.describe() + " reads %" + std::to_string(x) +
+                  " rounded to bf16, but its batch path under these options is " +
+                  to_string(half_batch_path(BlockKind::bf16, in.q8_kernel, in.numerics)));
+    }
   }
 
   std::string operand(ValueId a) const {
@@ -268,7 +291,10 @@ class Compiler {
     }
     if (work_[v].op == Op::slice) s << "[" << n.begin << ":" << n.begin + n.cols << "]";
     if (work_[v].op == Op::quantize) s << " as " << to_string(n.format);
-    s << " : " << (work_[v].op == Op::quantize ? "i8" : "")
+    s << " : "
+      << (work_[v].op == Op::quantize     ? "i8"
+          : work_[v].op == Op::round_bf16 ? "bf16"
+                                          : "")
       << (g_.tokens() == 1 ? shape_text(1, n.cols, true) : shape_text(n.rows, n.cols, false));
     return s.str();
   }

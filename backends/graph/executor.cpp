@@ -96,6 +96,9 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
     case Op::matvec_typed:
       run_matvec_typed(*this, in, arena, tokens);
       break;
+    case Op::round_bf16:
+      run_round_bf16(*this, in, arena, tokens);
+      break;
     default:
       throw Error(std::string("graph: no kernel for ") + op_name(in.op));
   }

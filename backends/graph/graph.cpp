@@ -30,6 +30,8 @@ const char* op_name(Op op) {
       return "quantize";
     case Op::matvec_typed:
       return "matvec_typed";
+    case Op::round_bf16:
+      return "round_bf16";
   }
   return "?";
 }
@@ -51,9 +53,9 @@ const Node& Graph::activation(ValueId v, const char* what) const {
     throw Error(std::string("graph: ") + what + " takes an activation, %" + std::to_string(v) +
                 " is a weight");
   }
-  if (n.op == Op::quantize) {
+  if (n.op == Op::quantize || n.op == Op::round_bf16) {
     throw Error(std::string("graph: ") + what + " takes an f32 activation, %" + std::to_string(v) +
-                " is quantized");
+                (n.op == Op::quantize ? " is quantized" : " is rounded to bf16"));
   }
   return n;
 }

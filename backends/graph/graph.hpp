@@ -30,6 +30,10 @@ enum class Op {
   rmsnorm_fma,   // rmsnorm with runq.c's f32 FMA sum of squares (llama::q8::rmsnorm)
   quantize,      // f32 x -> x in a quantized InputFormat (i8 values + f32 scales per group)
   matvec_typed,  // y = x W^T for typed W, x f32 or quantized as W's dtype reads it
+  // f32 x -> bf16 [tokens, bf16_batch_ld(cols)]: fast numerics' batch input
+  // for bf16 weights on HalfPath::onednn_bf16, rounded once for every product
+  // reading x (kernels/half_products.hpp Bf16BatchView).
+  round_bf16,
 };
 
 const char* op_name(Op op);
@@ -74,7 +78,10 @@ class Graph {
   ValueId rmsnorm_fma(ValueId x, ValueId w, float eps);
   // A quantized value: only matvec_typed reads it.
   ValueId quantize(ValueId x, const InputFormat& format);
-  // x: quantized in w's format when w's products want that, else f32.
+  // x rounded to bf16: only matvec_typed with bf16 weights reads it.
+  ValueId round_bf16(ValueId x);
+  // x: quantized in w's format when w's products want that, rounded to bf16
+  // (round_bf16) for bf16 weights, else f32.
   ValueId matvec_typed(ValueId w, ValueId x);
   ValueId add(ValueId a, ValueId b);
   ValueId swiglu(ValueId gate, ValueId up);

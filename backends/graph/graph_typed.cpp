@@ -1,7 +1,8 @@
 // Graph builder, typed-weights part: tensors in any dtype with core product
 // kernels viewed in place, the quantize op that turns an f32 activation into
 // the input format such a product reads (i8 values + f32 scales per group),
-// the typed matrix-vector product, and RMSNorm in runq.c's arithmetic.
+// the round_bf16 op (fast numerics' bf16 batch input), the typed
+// matrix-vector product, and RMSNorm in runq.c's arithmetic.
 #include "graph.hpp"
 #include "llama/error.hpp"
 
@@ -41,6 +42,16 @@ ValueId Graph::quantize(ValueId x, const InputFormat& format) {
   return push(std::move(n));
 }
 
+ValueId Graph::round_bf16(ValueId x) {
+  const Node& xn = activation(x, "round_bf16");
+  Node n;
+  n.op = Op::round_bf16;
+  n.rows = tokens_;
+  n.cols = xn.cols;
+  n.args = {x};
+  return push(std::move(n));
+}
+
 ValueId Graph::matvec_typed(ValueId w, ValueId x) {
   const Node& wn = node(w);
   const Node& xn = node(x);
@@ -48,8 +59,9 @@ ValueId Graph::matvec_typed(ValueId w, ValueId x) {
     throw Error("graph: matvec_typed needs a typed weight, %" + std::to_string(w) + " is not");
   }
   const bool quantized = xn.op == Op::quantize;
+  const bool rounded = xn.op == Op::round_bf16;
   if (xn.op == Op::weight || wn.cols != xn.cols || quantized != wn.format.quantized() ||
-      (quantized && xn.format != wn.format)) {
+      (quantized && xn.format != wn.format) || (rounded && wn.tensor.dtype != DType::bf16)) {
     throw Error("graph: matvec_typed with " + wn.tensor.describe() + " needs an input [" +
                 std::to_string(wn.cols) + "] as " + to_string(wn.format) + ", got %" +
                 std::to_string(x));

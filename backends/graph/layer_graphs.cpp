@@ -2,7 +2,10 @@
 #include "layer_graphs.hpp"
 
 #include <tuple>
+#include <utility>
 #include <vector>
+
+#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {
@@ -17,11 +20,25 @@ class Products {
                      ValueId x) {
     if (!m.typed()) return g_.matvec(g_.weight(name, m.f32, rows, cols), x);
     const InputFormat f = input_format(m.tensor, numerics_);
-    const ValueId in = f.quantized() ? quantized(x, f) : x;
+    ValueId in = f.quantized() ? quantized(x, f) : x;
+    // A batch on oneDNN's bf16 path reads x rounded to bf16, once for every
+    // product of x (the compiler's default kernel decides, as it does there).
+    if (g_.tokens() > 1 && batch_rounds_to_bf16(m.tensor, best_q8_kernel(), numerics_)) {
+      in = rounded(x);
+    }
     return g_.matvec_typed(g_.weight_typed(name, m.tensor, numerics_), in);
   }
 
  private:
+  ValueId rounded(ValueId x) {
+    for (const auto& [value, r] : rounded_) {
+      if (value == x) return r;
+    }
+    const ValueId r = g_.round_bf16(x);
+    rounded_.emplace_back(x, r);
+    return r;
+  }
+
   ValueId quantized(ValueId x, const InputFormat& f) {
     for (const auto& [value, format, q] : quantized_) {
       if (value == x && format == f) return q;
@@ -34,6 +51,7 @@ class Products {
   Graph& g_;
   Numerics numerics_;
   std::vector<std::tuple<ValueId, InputFormat, ValueId>> quantized_;
+  std::vector<std::pair<ValueId, ValueId>> rounded_;  // f32 value, its round_bf16
 };
 
 ValueId norm(Graph& g, StepArithmetic a, ValueId x, const char* name, std::span<const float> w,

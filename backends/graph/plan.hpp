@@ -21,7 +21,8 @@ struct ArenaRef {
 };
 
 struct Instruction {
-  Op op = Op::input;  // matvec, matvec_add, rmsnorm, add, swiglu, quantize, matvec_typed
+  Op op =
+      Op::input;  // matvec, matvec_add, rmsnorm, add, swiglu, quantize, round_bf16, matvec_typed
   ValueId value = 0;  // the graph value it defines
   ArenaRef out;
   ArenaRef a;                // matvec: x; rmsnorm: x; add/swiglu: first operand
@@ -37,6 +38,9 @@ struct Instruction {
   size_t q_values = 0;  // bytes from the arena start: quantize: out's values; matvec_typed: a's
   Q8Kernel q8_kernel = Q8Kernel::portable;
   Numerics numerics = Numerics::exact;  // matvec_typed with a batch
+  // matvec_typed: a holds bf16 [tokens, bf16_batch_ld(w_cols)] (a round_bf16
+  // value) instead of f32; round_bf16: out holds that, a the f32 rows.
+  bool bf16_input = false;
 };
 
 // Where one live value sits; views (slices) share their root's bytes.

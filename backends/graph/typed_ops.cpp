@@ -6,7 +6,9 @@
 // exception: a batch with bf16/f16 weights under exact numerics runs graph's
 // own f32 GEMM (gemm_f32.cpp, widening the weights as it packs them): the
 // f32 model's prefill sums on the upcast weights, faster than the core's
-// register tiles (which keep decode's bits) on this project's Zen 5.
+// register tiles (which keep decode's bits) on this project's Zen 5. Under
+// fast numerics a bf16 batch reads its input rounded to bf16 once into the
+// arena (round_bf16) and runs oneDNN one row block per thread.
 #include "typed_ops.hpp"
 
 #include <algorithm>
@@ -35,6 +37,28 @@ bool half_batch_on_gemm(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
 
 }  // namespace
 
+bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
+  if (w.dtype != DType::bf16) return false;
+  return half_batch_path(BlockKind::bf16, kernel, numerics) == HalfPath::onednn_bf16;
+}
+
+void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {
+  const int64_t cols = in.a.cols, ld = bf16_batch_ld(cols);
+  const float* a = arena + in.a.offset;                            // f32 [tokens, a.ld]
+  auto* out = reinterpret_cast<uint16_t*>(arena + in.out.offset);  // bf16 [tokens, ld]
+  const std::span<const float> x(a, sz((tokens - 1) * in.a.ld + cols));
+  const std::span<uint16_t> rounded(out, sz(tokens * ld));
+  // Two blocks per thread of whole tokens; a small batch on the calling thread.
+  const int threads = exec.threads();
+  const bool parallel = tokens * cols >= kParallelMinWeights / 4;
+  const int64_t n_blocks = parallel ? std::min<int64_t>(tokens, threads * 2) : 1;
+  const int64_t per = (tokens + n_blocks - 1) / n_blocks;
+  exec.for_each(n_blocks, parallel, [&](int64_t blk) {
+    const int64_t t0 = blk * per, t1 = std::min(tokens, t0 + per);
+    round_batch_to_bf16(x, in.a.ld, cols, t0, t1, rounded);
+  });
+}
+
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t) {
   const size_t n = sz(in.out.cols);
   q8::rmsnorm({arena + in.out.offset + t * in.out.ld, n}, {arena + in.a.offset + t * in.a.ld, n},
@@ -54,20 +78,32 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   const float* a = arena + in.a.offset;
   float* out = arena + in.out.offset;
   // The input: f32 rows, or a quantized batch (scales at a, values at q_values).
-  ProductBatch batch{{a, sz((tokens - 1) * in.a.ld + cols)}, in.a.ld, {}, tokens};
+  ProductBatch batch{{}, in.a.ld, {}, tokens};
   batch.numerics = in.numerics;
+  if (in.bf16_input) {  // bf16 [tokens, ld] from round_bf16: no f32 rows
+    const int64_t ld = bf16_batch_ld(cols);
+    batch.bf16 = {{reinterpret_cast<const uint16_t*>(a), sz(tokens * ld)}, ld, tokens};
+  } else {
+    batch.f32 = {a, sz((tokens - 1) * in.a.ld + cols)};
+  }
   if (in.format.quantized()) {
     const int64_t groups = cols / in.format.group_size;
     const auto* values = reinterpret_cast<const int8_t*>(arena) + in.q_values;
     batch.q8 = {{values, sz(tokens * cols)}, {a, sz(tokens * groups)}, cols, in.format.group_size};
   }
   const int threads = exec.threads();
-  const bool parallel = rows * cols * tokens >= kParallelMinWeights;
+  // A single rounded vector stays one block: oneDNN's kernel for it depends on
+  // the row count, so a split would make its bits depend on the threads.
+  const bool parallel =
+      rows * cols * tokens >= kParallelMinWeights && !(in.bf16_input && tokens == 1);
   const bool gemm = tokens > 1 && half_batch_on_gemm(in.tw, in.q8_kernel, in.numerics);
   // As the f32 product: a few blocks per thread, whole multiples of 8 rows
   // (of a packed panel for the GEMM).
+  // A rounded batch: one block per thread (oneDNN blocks the rows itself; more
+  // calls only shorten each one).
+  const int64_t per_thread = in.bf16_input ? 1 : 4;
   const int64_t n_blocks =
-      parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * 4, rows / 16)) : 1;
+      parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * per_thread, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
   const int64_t unit = gemm ? kMatmulPanelRows : 8;
   const int64_t rows_per_block = (per + unit - 1) / unit * unit;
@@ -80,7 +116,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
     const int64_t r0 = blk * rows_per_block;
     const int64_t r1 = std::min(rows, r0 + rows_per_block);
     if (r1 <= r0) return;
-    if (tokens == 1) {
+    if (tokens == 1 && !in.bf16_input) {
       ProductInput x{batch.f32.first(sz(cols)), {}};
       if (in.format.quantized())
         x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);

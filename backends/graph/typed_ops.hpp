@@ -1,19 +1,28 @@
 // The executor's typed-weight instructions: runq.c's RMSNorm, activation
-// quantization into the arena, and the typed matrix-vector product (the
-// core's kernels) split into row blocks.
+// quantization into the arena, bf16 rounding of a batch into the arena, and
+// the typed matrix-vector product (the core's kernels) split into row blocks.
 #pragma once
 
 #include <cstdint>
 
 #include "executor.hpp"
+#include "llama/kernels/q8.hpp"
+#include "llama/numerics.hpp"
+#include "llama/tensor.hpp"
 #include "plan.hpp"
 
 namespace llama::graph {
+
+// Whether a batch with `w` under these options runs HalfPath::onednn_bf16,
+// whose input the graph rounds to bf16 once (Op::round_bf16).
+bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics);
 
 // Row (token) t of one instruction on `arena`.
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t);
 void run_quantize(const Instruction& in, float* arena, int64_t t);
 // Rows [0, tokens) of one instruction on `arena`.
 void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
+// round_bf16: rows [0, tokens) of in.a into in.out's bf16 rows, split across threads.
+void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
 
 }  // namespace llama::graph

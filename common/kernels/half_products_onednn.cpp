@@ -1,8 +1,9 @@
 // The onednn-bf16 batch path (kernels/half_products.hpp): oneDNN's matmul
 // (Debian's libdnnl) for bf16 weights under fast numerics, the activations
-// rounded to bf16 here, products and sums in f32 inside oneDNN's kernels
-// (brgemm on AVX512-BF16; AMX-BF16 tiles where the CPU has them: oneDNN
-// dispatches itself).
+// rounded to bf16 here per call or once per batch by the backend
+// (round_batch_to_bf16, Bf16BatchView: the entry points are here), products and sums in f32 inside
+// oneDNN's kernels (brgemm on AVX512-BF16; AMX-BF16 tiles where the CPU has them: oneDNN dispatches
+// itself).
 //
 // Weights in place: W bf16 [rows, cols] row-major is, as matmul's [K, N]
 // weights, the plain strided format "ba" (strides {1, cols}); oneDNN's brgemm
@@ -23,10 +24,12 @@
 // starts a team beside the backend's threads (and OpenBLAS's, which blas keeps
 // to one per call too).
 #include <dnnl.hpp>
+#include <limits>
 #include <string>
 
 #include "half_kernels.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/half_products.hpp"
 #include "llama/uninitialized_array.hpp"
 
 // The OpenMP runtime's C API (libgomp, the runtime Debian's oneDNN runs on),
@@ -59,6 +62,33 @@ class OneThread {
  private:
   int saved_;
 };
+
+// oneDNN's bf16 x bf16 -> f32 matmul of rows [row_begin, row_end) of W with
+// xb (bf16 [n, xld], rounded), on the calling thread alone.
+void matmat_rows_onednn_bf16_rounded(float* out, int64_t out_stride, const BlockMatrix& w,
+                                     const uint16_t* xb, int64_t xld, int64_t n, int64_t row_begin,
+                                     int64_t row_end) {
+  const int64_t cols = w.cols, rows = row_end - row_begin;
+  const auto* weights = reinterpret_cast<const uint16_t*>(w.bytes.data()) + row_begin * cols;
+  const OneThread one_thread;
+  try {
+    const dnnl::engine& eng = cpu_engine();
+    const memory::desc src({n, cols}, dt::bf16, memory::dims{xld, 1});      // bf16 [n, cols]
+    const memory::desc wei({cols, rows}, dt::bf16, memory::dims{1, cols});  // W^T, in place
+    const memory::desc dst({n, rows}, dt::f32, memory::dims{out_stride, 1});
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), eng);
+    dnnl::stream stream(eng);
+    // oneDNN takes non-const handles; matmul only reads src and weights.
+    dnnl::matmul(pd).execute(stream,
+                             {{DNNL_ARG_SRC, memory(src, eng, const_cast<uint16_t*>(xb))},
+                              {DNNL_ARG_WEIGHTS, memory(wei, eng, const_cast<uint16_t*>(weights))},
+                              {DNNL_ARG_DST, memory(dst, eng, out + row_begin)}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw Error(std::string("oneDNN bf16 matmul (") + std::to_string(n) + " x " +
+                std::to_string(cols) + " x " + std::to_string(rows) + "): " + e.what());
+  }
+}
 
 const char* isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
@@ -99,30 +129,63 @@ std::string onednn_description() {
 void half_matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
                                   const float* x, int64_t ld, int64_t n, int64_t row_begin,
                                   int64_t row_end) {
-  const int64_t cols = w.cols, rows = row_end - row_begin;
+  const int64_t cols = w.cols;
   // bf16 [n, padded]: the vectors rounded to nearest even once per call.
-  const int64_t padded = (cols + 31) / 32 * 32;
+  const int64_t padded = bf16_batch_ld(cols);
   UninitializedArray<uint16_t> xb(static_cast<size_t>(n * padded));
   for (int64_t t = 0; t < n; ++t) round_to_bf16(x + t * ld, cols, xb.data() + t * padded, padded);
-  const auto* weights = reinterpret_cast<const uint16_t*>(w.bytes.data()) + row_begin * cols;
-  const OneThread one_thread;
-  try {
-    const dnnl::engine& eng = cpu_engine();
-    const memory::desc src({n, cols}, dt::bf16, memory::dims{padded, 1});   // bf16 [n, cols]
-    const memory::desc wei({cols, rows}, dt::bf16, memory::dims{1, cols});  // W^T, in place
-    const memory::desc dst({n, rows}, dt::f32, memory::dims{out_stride, 1});
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), eng);
-    dnnl::stream stream(eng);
-    // oneDNN takes non-const handles; matmul only reads src and weights.
-    dnnl::matmul(pd).execute(stream,
-                             {{DNNL_ARG_SRC, memory(src, eng, xb.data())},
-                              {DNNL_ARG_WEIGHTS, memory(wei, eng, const_cast<uint16_t*>(weights))},
-                              {DNNL_ARG_DST, memory(dst, eng, out + row_begin)}});
-    stream.wait();
-  } catch (const dnnl::error& e) {
-    throw Error(std::string("oneDNN bf16 matmul (") + std::to_string(n) + " x " +
-                std::to_string(cols) + " x " + std::to_string(rows) + "): " + e.what());
-  }
+  matmat_rows_onednn_bf16_rounded(out, out_stride, w, xb.data(), padded, n, row_begin, row_end);
 }
 
 }  // namespace llama::detail
+
+namespace llama {
+
+int64_t bf16_batch_ld(int64_t cols) {
+  if (cols < 0 || cols > std::numeric_limits<int64_t>::max() - 31) {
+    throw Error("bf16_batch_ld: " + std::to_string(cols) + " columns");
+  }
+  return (cols + 31) / 32 * 32;
+}
+
+void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int64_t t_begin,
+                         int64_t t_end, std::span<uint16_t> out) {
+  if (!half_path_available(HalfPath::onednn_bf16)) {
+    throw Error(std::string("round_batch_to_bf16: this CPU lacks ") +
+                half_path_requirement(HalfPath::onednn_bf16));
+  }
+  if (t_end <= t_begin) return;
+  const int64_t padded = bf16_batch_ld(cols);
+  if (t_begin < 0 || ld < cols ||
+      static_cast<uint64_t>(x.size()) < static_cast<uint64_t>(t_end - 1) * ld + cols ||
+      static_cast<uint64_t>(out.size()) / static_cast<uint64_t>(padded) <
+          static_cast<uint64_t>(t_end)) {
+    throw Error("round_batch_to_bf16: buffers smaller than the rows");
+  }
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    detail::round_to_bf16(x.data() + t * ld, cols, out.data() + t * padded, padded);
+  }
+}
+
+void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                      const Bf16BatchView& x, int64_t row_begin, int64_t row_end) {
+  if (w.kind != BlockKind::bf16) {
+    throw Error(std::string("half_matmat_rows: the onednn-bf16 path takes bf16 weights, not ") +
+                to_string(w.kind));
+  }
+  if (!half_path_available(HalfPath::onednn_bf16)) {
+    throw Error(std::string("half_matmat_rows: this CPU lacks ") +
+                half_path_requirement(HalfPath::onednn_bf16) + " for the onednn-bf16 path");
+  }
+  if (row_end <= row_begin || x.n <= 0) return;
+  if (row_begin < 0 || row_end > w.rows || x.ld != bf16_batch_ld(w.cols) ||
+      static_cast<uint64_t>(x.values.size()) / static_cast<uint64_t>(x.ld) <
+          static_cast<uint64_t>(x.n) ||
+      static_cast<int64_t>(out.size()) < (x.n - 1) * out_stride + row_end) {
+    throw Error("half_matmat_rows: a rounded batch or output smaller than the product");
+  }
+  detail::matmat_rows_onednn_bf16_rounded(out.data(), out_stride, w, x.values.data(), x.ld, x.n,
+                                          row_begin, row_end);
+}
+
+}  // namespace llama

@@ -142,8 +142,12 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::bf16:
     case DType::f16: {
       const BlockMatrix m = block_matrix(w);
-      half_matmat_rows(out, out_stride, m, x.f32, x.ld, x.n, row_begin, row_end,
-                       half_batch_path(m.kind, kernel, x.numerics));
+      const HalfPath path = half_batch_path(m.kind, kernel, x.numerics);
+      if (path == HalfPath::onednn_bf16 && !x.bf16.values.empty()) {
+        half_matmat_rows(out, out_stride, m, x.bf16, row_begin, row_end);
+        return;
+      }
+      half_matmat_rows(out, out_stride, m, x.f32, x.ld, x.n, row_begin, row_end, path);
       return;
     }
     default:

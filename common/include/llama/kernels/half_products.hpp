@@ -13,7 +13,8 @@
 //   result is blocks_matvec_rows_f32(Q8Kernel::avx512_vnni)'s bit for bit (the
 //   same 16 lanes, the same order, the same horizontal sum).
 // - fast, onednn-bf16 (the default fast path; bf16 weights, AVX512-BF16):
-//   activations rounded to bf16 (nearest even) once per call, then oneDNN's
+//   activations rounded to bf16 (nearest even) once per call, or once per
+//   batch by the backend (Bf16BatchView below), then oneDNN's
 //   matmul (Debian's libdnnl) over the weights in place (a plain [K, N] view
 //   of the mapped rows, no reordered copy), sums in f32. oneDNN picks its
 //   kernel for the CPU itself: brgemm on AVX512-BF16, AMX-BF16 tiles where the
@@ -84,5 +85,32 @@ void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<cons
 void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                       std::span<const float> x, int64_t ld, int64_t n, int64_t row_begin,
                       int64_t row_end, HalfPath path);
+
+// The fast path's batch input rounded once. HalfPath::onednn_bf16 reads its
+// vectors as bf16; rounding them on every call cost each row block of every
+// product a pass over the whole batch (8 passes a product at 4 blocks per
+// thread). A backend rounds the batch once (round_batch_to_bf16, its rows
+// split over threads if it likes) and hands the rounded vectors to every row
+// block, and to every product reading the same vectors (wq, wk, wv; w1, w3).
+struct Bf16BatchView {
+  std::span<const uint16_t> values;  // bf16 [n, ld], zero past the columns
+  int64_t ld = 0;                    // bf16_batch_ld(cols)
+  int64_t n = 0;
+};
+// The row stride of a rounded batch: cols padded to a multiple of 32.
+int64_t bf16_batch_ld(int64_t cols);
+// Vectors [t_begin, t_end) of x (f32, ld apart, cols each) rounded to bf16
+// (nearest even, as the onednn-bf16 path rounds) into rows [t_begin, t_end)
+// of out (bf16 [n, bf16_batch_ld(cols)], zero past cols). Needs the
+// onednn-bf16 path's CPU (AVX512-BF16); throws Error without it or for
+// buffers smaller than the rows.
+void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int64_t t_begin,
+                         int64_t t_end, std::span<uint16_t> out);
+// half_matmat_rows(..., HalfPath::onednn_bf16) on vectors already rounded:
+// the same results bit for bit, W bf16 [rows, cols] and x.ld ==
+// bf16_batch_ld(cols). Throws Error for f16 weights, a CPU without the path,
+// or a view smaller than the batch.
+void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                      const Bf16BatchView& x, int64_t row_begin, int64_t row_end);
 
 }  // namespace llama

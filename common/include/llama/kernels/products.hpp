@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "llama/kernels/half_products.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/numerics.hpp"
 #include "llama/tensor.hpp"
@@ -83,6 +84,10 @@ struct ProductBatch {
   // fast: bf16 weights' batch products may round the f32 input to bf16 (then
   // not matvec_rows' bits: llama/numerics.hpp states the bound).
   Numerics numerics = Numerics::exact;
+  // fast, bf16 weights on HalfPath::onednn_bf16: the f32 vectors already
+  // rounded to bf16 (kernels/half_products.hpp), so the product does not round
+  // them again; empty: the product rounds them itself.
+  Bf16BatchView bf16{};
 };
 
 // out[r - row_begin] = row r of W . x for rows [row_begin, row_end), in the

@@ -1,0 +1,210 @@
+// The fast path's batch input rounded once (kernels/half_products.hpp
+// Bf16BatchView, graph's Op::round_bf16): a batch rounded by
+// round_batch_to_bf16 (over any split of its tokens) gives the onednn-bf16
+// path's results bit for bit, over any split of the rows; the graph rounds
+// an input once for every bf16 product reading it, plans the bf16 value like
+// any other, and replays to the core's results; what cannot take a rounded
+// input is refused. On a CPU without AVX512-BF16 only the refusals run (said
+// in the output).
+#include <catch2/catch.hpp>
+#include <random>
+#include <vector>
+
+#include "graph/compiler.hpp"
+#include "graph/executor.hpp"
+#include "graph/typed_ops.hpp"
+#include "llama/error.hpp"
+#include "llama/kernels/half.hpp"
+#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/products.hpp"
+#include "llama/tensor.hpp"
+
+using namespace llama;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<uint16_t> random_bf16(int64_t n, uint32_t seed) {  // bf16 [n]
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<uint16_t> v(static_cast<size_t>(n));
+  for (uint16_t& b : v) b = f32_to_bf16(d(rng));
+  return v;
+}
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {  // f32 [n]
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+bool fast_path_here() {
+  if (half_path_available(HalfPath::onednn_bf16)) return true;
+  WARN("this CPU lacks " << half_path_requirement(HalfPath::onednn_bf16)
+                         << ": the rounded batch path is not run here, only its refusals");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half][kernels]") {
+  if (!fast_path_here()) {
+    const std::vector<float> x(64, 1.0f);
+    std::vector<uint16_t> out(64);
+    CHECK_THROWS_WITH(round_batch_to_bf16(x, 32, 32, 0, 2, out), Contains("this CPU lacks"));
+    return;
+  }
+  for (const int64_t rows : {1, 37, 130}) {
+    for (const int64_t cols : {3, 45, 64, 200}) {
+      const std::vector<uint16_t> bits = random_bf16(rows * cols, uint32_t(rows * 100 + cols));
+      const BlockMatrix w{std::as_bytes(std::span(bits)), rows, cols, BlockKind::bf16};
+      const int64_t xld = cols + 5, ld = bf16_batch_ld(cols);
+      CHECK(ld % 32 == 0);
+      CHECK(ld >= cols);
+      CHECK(ld < cols + 32);
+      for (const int64_t n : {1, 7, 70}) {
+        INFO(rows << "x" << cols << ", batch " << n);
+        const std::vector<float> x = random_floats(n * xld, uint32_t(n + cols));
+        std::vector<float> want(static_cast<size_t>(n * rows), -7.0f);
+        half_matmat_rows(want, rows, w, x, xld, n, 0, rows, HalfPath::onednn_bf16);
+        // Rounded in two token ranges, as a backend splits them over threads;
+        // the padding past cols must come out zero whatever was there.
+        std::vector<uint16_t> rounded(static_cast<size_t>(n * ld), 0xffff);
+        round_batch_to_bf16(x, xld, cols, 0, n / 2, rounded);
+        round_batch_to_bf16(x, xld, cols, n / 2, n, rounded);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t k = 0; k < ld; ++k) {
+            const uint16_t got = rounded[static_cast<size_t>(t * ld + k)];
+            if (k >= cols) {
+              CHECK(got == 0);
+            } else {
+              CHECK(got == f32_to_bf16(x[static_cast<size_t>(t * xld + k)]));
+            }
+          }
+        }
+        const Bf16BatchView view{rounded, ld, n};
+        std::vector<float> got(want.size(), -7.0f);
+        half_matmat_rows(got, rows, w, view, 0, rows);
+        CHECK(got == want);
+        // Any row split, from 2 vectors on (for a single vector oneDNN picks a
+        // kernel by the row count, whose sums differ in the last bits; the
+        // graph runs that as one block).
+        if (n > 1) {
+          std::vector<float> split(want.size(), -7.0f);
+          const int64_t mid = rows / 2;
+          half_matmat_rows(split, rows, w, view, 0, mid);
+          half_matmat_rows(split, rows, w, view, mid, rows);
+          CHECK(split == want);
+        }
+        // Through the product table: ProductBatch::bf16 replaces the rounding.
+        const Tensor t =
+            Tensor::view("w", DType::bf16, {rows, cols}, std::as_bytes(std::span(bits)));
+        ProductBatch pb{{}, xld, {}, n};
+        pb.numerics = Numerics::fast;
+        pb.bf16 = view;
+        std::vector<float> table(want.size(), -7.0f);
+        matmat_rows(table, rows, t, pb, 0, rows, best_q8_kernel());
+        if (half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) ==
+            HalfPath::onednn_bf16) {
+          CHECK(table == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("rounded batches refuse what they cannot run", "[half][kernels][bad-input]") {
+  if (!fast_path_here()) return;
+  const std::vector<uint16_t> bits = random_bf16(4 * 40, 1);
+  const BlockMatrix bf16{std::as_bytes(std::span(bits)), 4, 40, BlockKind::bf16};
+  const BlockMatrix f16{std::as_bytes(std::span(bits)), 4, 40, BlockKind::f16};
+  const std::vector<float> x(3 * 40, 1.0f);
+  std::vector<uint16_t> rounded(3 * 64);
+  std::vector<float> out(3 * 4);
+  CHECK_THROWS_WITH(round_batch_to_bf16(x, 40, 40, 0, 4, rounded), Contains("smaller than"));
+  CHECK_THROWS_WITH(round_batch_to_bf16(x, 30, 40, 0, 1, rounded), Contains("smaller than"));
+  CHECK_THROWS_WITH(round_batch_to_bf16(std::span(x).first(100), 40, 40, 0, 3, rounded),
+                    Contains("smaller than"));
+  CHECK_THROWS_WITH(bf16_batch_ld(-1), Contains("-1 columns"));
+  round_batch_to_bf16(x, 40, 40, 0, 3, rounded);
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16, Bf16BatchView{rounded, 64, 3}, 0, 4),
+                    Contains("takes bf16 weights"));
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16, Bf16BatchView{rounded, 40, 3}, 0, 4),
+                    Contains("smaller than the product"));
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16, Bf16BatchView{rounded, 64, 4}, 0, 4),
+                    Contains("smaller than the product"));
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16, Bf16BatchView{rounded, 64, 3}, 0, 5),
+                    Contains("smaller than the product"));
+  CHECK_THROWS_WITH(
+      half_matmat_rows(std::span(out).first(11), 4, bf16, Bf16BatchView{rounded, 64, 3}, 0, 4),
+      Contains("smaller than the product"));
+}
+
+TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph][half]") {
+  using namespace llama::graph;
+  // wq's batch is large enough to split over 2 threads, wk's is not.
+  const int64_t tokens = 9, dim = 200, rows_q = 96, rows_k = 20;
+  const std::vector<uint16_t> bq = random_bf16(rows_q * dim, 3), bk = random_bf16(rows_k * dim, 4);
+  const Tensor wq = Tensor::view("wq", DType::bf16, {rows_q, dim}, std::as_bytes(std::span(bq)));
+  const Tensor wk = Tensor::view("wk", DType::bf16, {rows_k, dim}, std::as_bytes(std::span(bk)));
+  Graph g(tokens);
+  const ValueId x = g.input("x", dim);
+  const ValueId r = g.round_bf16(x);
+  g.output("q", g.matvec_typed(g.weight_typed("wq", wq, Numerics::fast), r));
+  g.output("k", g.matvec_typed(g.weight_typed("wk", wk, Numerics::fast), r));
+  // Only matvec_typed with bf16 weights reads a rounded value.
+  CHECK_THROWS_WITH(g.add(r, r), Contains("rounded to bf16"));
+  CHECK_THROWS_WITH(g.output("r", r), Contains("rounded to bf16"));
+  CHECK_THROWS_WITH(g.round_bf16(r), Contains("rounded to bf16"));
+  const std::vector<uint16_t> hbits(size_t(rows_k * dim), 0x3c00);
+  const Tensor wh = Tensor::view("wh", DType::f16, {rows_k, dim}, std::as_bytes(std::span(hbits)));
+  CHECK_THROWS_WITH(g.matvec_typed(g.weight_typed("wh", wh, Numerics::fast), r),
+                    Contains("needs an input [200]"));
+
+  CompileOptions fast;
+  fast.numerics = Numerics::fast;
+  if (!fast_path_here() || !batch_rounds_to_bf16(wq, fast.q8_kernel, fast.numerics)) {
+    CHECK_THROWS_WITH(compile(g, fast), Contains("rounded to bf16"));
+    return;
+  }
+  CompileOptions exact;  // a rounded input under exact numerics has no reader
+  CHECK_THROWS_WITH(compile(g, exact), Contains("rounded to bf16, but its batch path"));
+  const Plan p = compile(g, fast);
+  REQUIRE(p.instructions.size() == 3);
+  CHECK(p.instructions[0].op == Op::round_bf16);
+  CHECK(p.instructions[1].bf16_input);
+  CHECK(p.instructions[2].bf16_input);
+  CHECK(p.instructions[1].a.offset == p.instructions[0].out.offset);
+  for (const ValueLayout& l : p.values) {
+    if (l.value == r) CHECK(l.bytes == size_t(tokens * bf16_batch_ld(dim) * 2));
+  }
+  CHECK_THAT(p.describe("bf16"), Contains("= round_bf16 %0 : bf16[9x200]"));
+
+  // Replay on 2 threads, and with fewer tokens than planned, equals the core's
+  // fast product rounding the batch itself.
+  const std::vector<float> input = random_floats(tokens * dim, 5);
+  for (const int64_t n : {tokens, int64_t{1}}) {
+    for (const int threads : {1, 2}) {
+      INFO(n << " tokens, " << threads << " threads");
+      std::vector<float> arena(p.arena_floats(), -1.0f);
+      std::copy(input.begin(), input.begin() + n * dim,
+                arena.begin() + std::ptrdiff_t(p.input("x").ref.offset));
+      Executor(threads).run(p, arena, n);
+      for (const auto& [name, w, rows] :
+           {std::tuple{"q", &wq, rows_q}, std::tuple{"k", &wk, rows_k}}) {
+        std::vector<float> want(size_t(n * rows));
+        ProductBatch pb{std::span(input).first(size_t(n * dim)), dim, {}, n};
+        pb.numerics = Numerics::fast;
+        matmat_rows(want, rows, *w, pb, 0, rows, best_q8_kernel());
+        const ArenaRef out = p.output(name).ref;
+        for (int64_t t = 0; t < n; ++t) {
+          INFO(name << ", token " << t);
+          CHECK(std::equal(want.begin() + t * rows, want.begin() + (t + 1) * rows,
+                           arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
+        }
+      }
+    }
+  }
+}
