@@ -4,6 +4,7 @@
 
 #include "graph_backend.hpp"
 #include "llama/kernels/products.hpp"
+#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {
@@ -51,7 +52,12 @@ std::string GraphBackend::describe() const {
     const Q8Kernel kernel = decode_.classifier.instructions.back().q8_kernel;
     s << "  matvec_typed: " << describe_products(typed.tensor, kernel, numerics_)
       << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
-         " threads\n";
+         " threads";
+    if (batch_rounds_to_bf16(typed.tensor, kernel, numerics_)) {
+      s << "; batches rounded to bf16 once per input (round_bf16, in the arena), one oneDNN"
+           " call per thread";
+    }
+    s << "\n";
   }
   s << "  per layer: plan attention_in; rope, KV cache write and attention over positions"
        " 0..pos (scores, softmax, weighted sum; oneTBB over heads); plan feed_forward\n"
