@@ -115,6 +115,28 @@ TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half
   }
 }
 
+TEST_CASE("BatchInputCache rounds a batch to bf16 once per set()", "[half][kernels]") {
+  if (!fast_path_here()) return;
+  const int64_t n = 5, cols = 45, ld = 50;
+  const std::vector<float> a = random_floats(n * ld, 8), b = random_floats(n * ld, 9);
+  BatchInputCache cache;
+  cache.reserve(n, cols);
+  cache.set(a, ld, n, cols);
+  CHECK_THROWS_WITH(cache.bf16(), Contains("more bf16 values than reserved"));
+  cache.reserve_bf16(n, cols);
+  cache.set(a, ld, n, cols);
+  std::vector<uint16_t> want(size_t(n * bf16_batch_ld(cols)));
+  round_batch_to_bf16(a, ld, cols, 0, n, want);
+  const Bf16BatchView first = cache.bf16();
+  CHECK(first.ld == bf16_batch_ld(cols));
+  CHECK(first.n == n);
+  CHECK(std::equal(want.begin(), want.end(), first.values.begin(), first.values.end()));
+  cache.set(b, ld, n, cols);  // new values: rounded again
+  round_batch_to_bf16(b, ld, cols, 0, n, want);
+  const Bf16BatchView second = cache.bf16();
+  CHECK(std::equal(want.begin(), want.end(), second.values.begin(), second.values.end()));
+}
+
 TEST_CASE("rounded batches refuse what they cannot run", "[half][kernels][bad-input]") {
   if (!fast_path_here()) return;
   const std::vector<uint16_t> bits = random_bf16(4 * 40, 1);

@@ -85,6 +85,9 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   }
   if (n > batch_capacity_) {
     bin_.reserve(n, std::max(wide, hidden));
+    if (half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::onednn_bf16) {
+      bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}));
+    }
     grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
     batch_capacity_ = n;
   }

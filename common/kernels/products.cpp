@@ -195,6 +195,26 @@ void BatchInputCache::set(std::span<const float> rows, int64_t ld, int64_t n, in
   n_ = n;
   cols_ = cols;
   quantized_ = {};
+  rounded_valid_ = false;
+}
+
+void BatchInputCache::reserve_bf16(int64_t max_vectors, int64_t max_values) {
+  const int64_t ld = bf16_batch_ld(max_values);
+  rounded_.assign(static_cast<size_t>(max_vectors) * static_cast<size_t>(ld), 0);
+  rounded_valid_ = false;
+}
+
+Bf16BatchView BatchInputCache::bf16() {
+  const int64_t ld = bf16_batch_ld(cols_);
+  if (static_cast<uint64_t>(n_) * static_cast<uint64_t>(ld) > rounded_.size()) {
+    throw Error("BatchInputCache: more bf16 values than reserved");
+  }
+  const std::span<uint16_t> out = std::span(rounded_).first(static_cast<size_t>(n_ * ld));
+  if (!rounded_valid_) {
+    round_batch_to_bf16(rows_, ld_, cols_, 0, n_, out);
+    rounded_valid_ = true;
+  }
+  return {out, ld, n_};
 }
 
 ProductBatch BatchInputCache::get(const InputFormat& f) {

@@ -132,6 +132,12 @@ class BatchInputCache {
   void reserve(int64_t max_vectors, int64_t max_values);
   void set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols);
   ProductBatch get(const InputFormat& f);
+  // The fast onednn-bf16 products' input (kernels/half_products.hpp): storage
+  // for max_vectors rows of bf16_batch_ld(max_values), and the batch rounded
+  // on the first call after set(), so wq, wk and wv (w1 and w3) share one
+  // rounding. Needs that path's CPU; throws Error past the reserved size.
+  void reserve_bf16(int64_t max_vectors, int64_t max_values);
+  Bf16BatchView bf16();
 
  private:
   std::span<const float> rows_;
@@ -139,6 +145,8 @@ class BatchInputCache {
   std::vector<int8_t> values_;  // i8 [max_vectors, max_values]
   std::vector<float> scales_;   // f32 [max_vectors, max_values]
   InputFormat quantized_;
+  std::vector<uint16_t> rounded_;  // bf16 [max_vectors, bf16_batch_ld(max_values)]
+  bool rounded_valid_ = false;     // rounded_ holds this set()'s batch
 };
 
 }  // namespace llama
