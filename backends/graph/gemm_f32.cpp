@@ -44,6 +44,8 @@
 
 #if LLAMA_HAVE_X86_TARGETS
 #include <immintrin.h>
+
+#include "llama/kernels/avx512_transpose.hpp"
 #endif
 
 namespace llama::graph {
@@ -106,46 +108,6 @@ constexpr int kVectors = kGroupTokens / kSliceTokens;
 // The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
 constexpr __mmask16 kAll = 0xFFFF;
 
-template <int Imm>
-LLAMA_TARGET_AVX512 inline __m512 shuffle_lanes(__m512 a, __m512 b) {
-  return _mm512_maskz_shuffle_f32x4(kAll, a, b, Imm);
-}
-
-LLAMA_TARGET_AVX512 inline __m512 lo_pd(__m512 a, __m512 b) {
-  return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-LLAMA_TARGET_AVX512 inline __m512 hi_pd(__m512 a, __m512 b) {
-  return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-
-// In place: r[i] holds row i of a 16 x 16 block, afterwards column i. Three
-// rounds: a 4 x 4 transpose inside each 128-bit lane, then the lanes.
-LLAMA_TARGET_AVX512 inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
-    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {  // r[i + j], lane L: rows i..i+3 of column 4L + j
-    r[i] = lo_pd(t[i], t[i + 2]);
-    r[i + 1] = hi_pd(t[i], t[i + 2]);
-    r[i + 2] = lo_pd(t[i + 1], t[i + 3]);
-    r[i + 3] = hi_pd(t[i + 1], t[i + 3]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    t[j] = shuffle_lanes<0x88>(r[j], r[4 + j]);
-    t[4 + j] = shuffle_lanes<0xdd>(r[j], r[4 + j]);
-    t[8 + j] = shuffle_lanes<0x88>(r[8 + j], r[12 + j]);
-    t[12 + j] = shuffle_lanes<0xdd>(r[8 + j], r[12 + j]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = shuffle_lanes<0x88>(t[j], t[8 + j]);
-    r[8 + j] = shuffle_lanes<0xdd>(t[j], t[8 + j]);
-    r[4 + j] = shuffle_lanes<0x88>(t[4 + j], t[12 + j]);
-    r[12 + j] = shuffle_lanes<0xdd>(t[4 + j], t[12 + j]);
-  }
-}
-
 // f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed; tokens past
 // `tokens` (up to the group's last vector in use) are zero.
 LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int64_t cols,
@@ -160,7 +122,7 @@ LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int6
       for (int64_t i = 0; i < 16; ++i) {
         b[i] = i < n ? _mm512_maskz_loadu_ps(m, x + (16 * v + i) * ldx + k) : _mm512_setzero_ps();
       }
-      transpose16(b);
+      ::llama::detail::avx512::transpose16(b);
       for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(xt + (k + j) * kGroupTokens + 16 * v, b[j]);
     }
   }
@@ -176,7 +138,8 @@ LLAMA_TARGET_AVX512 void widen(float* to, const uint16_t* from, int64_t n) {
     const __m256i h = _mm256_maskz_loadu_epi16(m, from + i);
     __m512 f;
     if constexpr (Type == GemmWeights::bf16) {
-      f = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+      f = _mm512_castsi512_ps(
+          _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
     } else {
       f = _mm512_maskz_cvtph_ps(kAll, h);
     }
@@ -321,7 +284,11 @@ constexpr GemmKernels kAvx512 = make_avx512(std::make_index_sequence<kMaxRows>{}
 
 template <template <int> class Tiles, size_t... R>
 constexpr GemmKernels make_generic(PackGroup pack, std::index_sequence<R...>) {
-  return {pack, &widen_weights_generic, generic::kTileRows, 1, {std::array<MicroTile, kMaxVectors>{Tiles<R + 1>::fn}...}};
+  return {pack,
+          &widen_weights_generic,
+          generic::kTileRows,
+          1,
+          {std::array<MicroTile, kMaxVectors>{Tiles<R + 1>::fn}...}};
 }
 template <int R>
 struct Avx2Tile {

@@ -13,7 +13,7 @@
 #include <immintrin.h>
 #endif
 
-#include "avx512_transpose.hpp"
+#include "llama/kernels/avx512_transpose.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/simd_target.hpp"

@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-#include "avx512_transpose.hpp"
+#include "llama/kernels/avx512_transpose.hpp"
 #include "llama/kernels/simd_target.hpp"
 #include "q8_expf.hpp"
 

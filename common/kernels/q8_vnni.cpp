@@ -17,7 +17,7 @@
 // spent half its time in per-row reductions and a latency-bound FMA chain.)
 #include <algorithm>
 
-#include "avx512_transpose.hpp"
+#include "llama/kernels/avx512_transpose.hpp"
 #include "q8_kernels.hpp"
 #include "q8_vnni_ops.hpp"
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <utility>
 
-#include "avx512_transpose.hpp"
+#include "llama/kernels/avx512_transpose.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "q8_kernels.hpp"
 #include "q8_vnni_ops.hpp"

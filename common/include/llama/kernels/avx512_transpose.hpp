@@ -1,7 +1,8 @@
-// Private to the core: a 16 x 16 transpose of 32-bit elements in AVX-512 F
-// registers, for kernels that need a value per lane from 16 strided rows
-// (decode attention's keys, the Q8_0 decode kernel's scales, the int8 batch
-// kernel's tokens and results). One algorithm for f32 (__m512) and int32
+// A 16 x 16 transpose of 32-bit elements in AVX-512 F registers, for kernels
+// that need a value per lane from 16 strided rows (decode attention's keys,
+// the Q8_0 decode kernel's scales, the int8 batch kernel's tokens and
+// results, graph's GEMM packing X^T). x86 only: include it where
+// LLAMA_HAVE_X86_TARGETS (simd_target.hpp). One algorithm for f32 (__m512) and int32
 // (__m512i) registers, each with its own domain's shuffles (crossing between
 // the integer and float domains costs a bypass cycle on some cores).
 // Compiled for AVX-512 F only, so it inlines into any kernel targeting more;
