@@ -2,13 +2,19 @@
 // that need a value per lane from 16 strided rows (decode attention's keys,
 // the Q8_0 decode kernel's scales, the int8 batch kernel's tokens and
 // results, graph's GEMM packing X^T). x86 only: include it where
-// LLAMA_HAVE_X86_TARGETS (simd_target.hpp). One algorithm for f32 (__m512) and int32
+// LLAMA_HAVE_X86_TARGETS (simd_target.hpp; elsewhere it is empty). One algorithm for f32 (__m512)
+// and int32
 // (__m512i) registers, each with its own domain's shuffles (crossing between
 // the integer and float domains costs a bypass cycle on some cores).
 // Compiled for AVX-512 F only, so it inlines into any kernel targeting more;
 // the callers check the CPU.
 #pragma once
 
+#include "llama/kernels/simd_target.hpp"
+
+// Empty elsewhere: this header is installed, and a non-x86 user of the
+// installed tree must still be able to include everything under llama/.
+#if LLAMA_HAVE_X86_TARGETS
 #include <immintrin.h>
 
 #define LLAMA_AVX512F __attribute__((target("avx512f")))
@@ -90,3 +96,5 @@ LLAMA_AVX512F_INLINE void transpose16(V r[16]) {
 }
 
 }  // namespace llama::detail::avx512
+
+#endif  // LLAMA_HAVE_X86_TARGETS
