@@ -14,6 +14,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/attention_f16.hpp"
 #include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/half_products.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "openblas_runtime.hpp"
@@ -85,9 +86,16 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   }
   if (n > batch_capacity_) {
     bin_.reserve(n, std::max(wide, hidden));
-    if (half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::onednn_bf16) {
-      bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}));
+    // The rounded batch's storage, where some product reads it (product_batch).
+    const auto rounds = [&](const Matrix& m) {
+      return batch_rounds_to_bf16(m.tensor, kernel_, numerics_);
+    };
+    bool any_rounds = rounds(classifier_);
+    for (const Layer& l : layers_) {
+      for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+        any_rounds = any_rounds || rounds(*m);
     }
+    if (any_rounds) bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}));
     grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
     batch_capacity_ = n;
   }

@@ -105,10 +105,7 @@ void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInp
   ProductBatch x = in.get(w.input);
   x.numerics = numerics_;
   // fast bf16 on oneDNN: the batch rounded once for every product reading it.
-  if (w.core() && w.tensor.dtype == DType::bf16 &&
-      half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::onednn_bf16) {
-    x.bf16 = in.bf16();
-  }
+  if (batch_rounds_to_bf16(w.tensor, kernel_, numerics_)) x.bf16 = in.bf16();
   if (w.core()) {
     // The sums land in bsum_ [n, rows] when they are to be added.
     float* out = accumulate ? bsum_.data() : y;

@@ -8,7 +8,6 @@
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/half_products.hpp"
-#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {

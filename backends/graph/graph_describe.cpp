@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "graph_backend.hpp"
+#include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
-#include "typed_ops.hpp"
 
 namespace llama::graph {
 namespace {

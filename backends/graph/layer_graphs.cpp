@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "typed_ops.hpp"
+#include "llama/kernels/half_products.hpp"
 
 namespace llama::graph {
 namespace {

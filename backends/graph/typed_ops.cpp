@@ -37,11 +37,6 @@ bool half_batch_on_gemm(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
 
 }  // namespace
 
-bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
-  if (w.dtype != DType::bf16) return false;
-  return half_batch_path(BlockKind::bf16, kernel, numerics) == HalfPath::onednn_bf16;
-}
-
 void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {
   const int64_t cols = in.a.cols, ld = bf16_batch_ld(cols);
   const float* a = arena + in.a.offset;                            // f32 [tokens, a.ld]

@@ -13,10 +13,6 @@
 
 namespace llama::graph {
 
-// Whether a batch with `w` under these options runs HalfPath::onednn_bf16,
-// whose input the graph rounds to bf16 once (Op::round_bf16).
-bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics);
-
 // Row (token) t of one instruction on `arena`.
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t);
 void run_quantize(const Instruction& in, float* arena, int64_t t);

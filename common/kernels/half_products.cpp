@@ -68,6 +68,11 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   return HalfPath::avx512;
 }
 
+bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
+  return w.dtype == DType::bf16 &&
+         half_batch_path(BlockKind::bf16, kernel, numerics) == HalfPath::onednn_bf16;
+}
+
 std::string explain_half_decode_path(Q8Kernel kernel) {
   if (half_decode_path(kernel) == HalfPath::avx512) {
     return "avx512-f32 (upcast in registers, f32 sums; AVX-512 F/BW/VL present)";

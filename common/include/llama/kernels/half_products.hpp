@@ -40,6 +40,7 @@
 #include "llama/kernels/block_products.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/numerics.hpp"
+#include "llama/tensor.hpp"
 
 namespace llama {
 
@@ -68,6 +69,12 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
 // 2.6.3, ISA avx512_core_bf16; fast numerics; ...)", "avx512-f32 (exact
 // numerics)", ...
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
+// Whether a batch product with `w` runs HalfPath::onednn_bf16 (bf16 weights,
+// half_batch_path onednn-bf16), whose input a backend rounds to bf16 once
+// (round_batch_to_bf16, Bf16BatchView below) for every product reading it.
+// The one test the backends share: blas's BatchInputCache::bf16, graph's
+// Op::round_bf16.
+bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics);
 // The same for decode: "avx512-f32 (...)" or "portable (...)".
 std::string explain_half_decode_path(Q8Kernel kernel);
 
