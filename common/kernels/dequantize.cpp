@@ -2,6 +2,7 @@
 #include "llama/kernels/dequantize.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -12,9 +13,15 @@
 namespace llama {
 namespace {
 
-// 16-bit floats at any alignment: a safetensors tensor may start at an odd byte.
-template <float (*Widen)(uint16_t)>
+// 16-bit floats at any alignment: a safetensors tensor may start at an odd
+// byte. Aligned rows (the usual case) take half.hpp's dispatched row
+// conversion (Rows), the others one value at a time (Widen): the same values.
+template <float (*Widen)(uint16_t), void (*Rows)(std::span<const uint16_t>, std::span<float>)>
 void widen(std::span<const std::byte> in, std::span<float> out) {
+  if (reinterpret_cast<uintptr_t>(in.data()) % alignof(uint16_t) == 0) {
+    Rows({reinterpret_cast<const uint16_t*>(in.data()), out.size()}, out);
+    return;
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     uint16_t v;
     std::memcpy(&v, in.data() + 2 * i, sizeof v);
@@ -41,10 +48,10 @@ void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::s
       return;
     }
     case DType::bf16:
-      widen<bf16_to_f32>(t.data.subspan(2 * first, 2 * n), out.first(n));
+      widen<bf16_to_f32, bf16_to_f32>(t.data.subspan(2 * first, 2 * n), out.first(n));
       return;
     case DType::f16:
-      widen<f16_to_f32>(t.data.subspan(2 * first, 2 * n), out.first(n));
+      widen<f16_to_f32, f16_to_f32>(t.data.subspan(2 * first, 2 * n), out.first(n));
       return;
     case DType::q8_0: {
       const auto values = t.q8_values();

@@ -1,6 +1,6 @@
 // f16 <-> f32 by bit manipulation (portable, exact, no F16C needed): the same
 // values as the F16C instructions ggml uses on x86 (vcvtph2ps, vcvtps2ph with
-// round to nearest even).
+// round to nearest even). The whole-row conversions are in half_widen.cpp.
 #include "llama/kernels/half.hpp"
 
 namespace llama {
@@ -54,14 +54,6 @@ uint16_t f32_to_f16(float f) {
   const uint32_t r = abs - 0x38000000;  // exponent bias 127 -> 15
   const uint32_t rounded = r + 0xfff + ((r >> 13) & 1);
   return static_cast<uint16_t>(sign | (rounded >> 13));
-}
-
-void f16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
-  for (size_t i = 0; i < in.size(); ++i) out[i] = f16_to_f32(in[i]);
-}
-
-void bf16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
-  for (size_t i = 0; i < in.size(); ++i) out[i] = bf16_to_f32(in[i]);
 }
 
 }  // namespace llama

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <span>
 
+#include "llama/kernels/cpu_features.hpp"
+
 namespace llama {
 
 inline float bf16_to_f32(uint16_t h) {
@@ -29,8 +31,16 @@ float f16_to_f32(uint16_t h);
 // Round to nearest even; overflow gives infinity, NaN stays NaN (quiet).
 uint16_t f32_to_f16(float f);
 
-// Whole rows; `out` as long as `in`.
+// Whole rows, out[i] = the conversion of in[i] (u16 [n] -> f32 [n]), at
+// simd_level() (kernels/half_widen.cpp): AVX-512 and AVX2+F16C widen 16 or 8
+// values a step, portable runs the scalar conversions above; every level
+// gives the same bits for every input. Throws Error if `out` is shorter than
+// `in`.
 void f16_to_f32(std::span<const uint16_t> in, std::span<float> out);
 void bf16_to_f32(std::span<const uint16_t> in, std::span<float> out);
+// The same at `level` (tests, benchmarks); a level this CPU lacks runs the
+// best one below it (runnable_level).
+void f16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out);
+void bf16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out);
 
 }  // namespace llama
