@@ -16,6 +16,13 @@ size_t plan_set_arena_bytes(const PlanSet& p) {
          sizeof(float);
 }
 
+// "f32 [128x64]" or "bf16 [128x64]": a stacked group's dtype and shape.
+std::string stacked_text(const MatrixCopy& m, int64_t rows, int64_t cols) {
+  std::ostringstream s;
+  s << (m.typed() ? to_string(m.tensor.dtype) : "f32") << " [" << rows << "x" << cols << "]";
+  return s.str();
+}
+
 }  // namespace
 
 std::string GraphBackend::describe() const {
@@ -37,11 +44,19 @@ std::string GraphBackend::describe() const {
     << " MiB in their own dtype); " << mib(released_bytes_)
     << " MiB of the originals' pages dropped from the mapping; norms "
     << (norms_.copied_bytes() > 0 ? "widened to f32" : "read in place") << "\n";
-  if (!first.wqkv.empty()) {
-    s << "  layout: per layer; wq/wk/wv stacked into wqkv [" << c.q_dim() + 2 * c.kv_dim() << "x"
-      << c.dim << "]";
-    if (!first.w13.empty()) s << ", w1/w3 into w13 [" << 2 * c.hidden_dim << "x" << c.dim << "]";
-    s << "\n  matvec: f32 weights; decode sums in double"
+  if (!first.wqkv.empty() || !first.w13.empty()) {
+    s << "  layout: per layer";
+    if (!first.wqkv.empty()) {
+      s << "; wq/wk/wv stacked into wqkv "
+        << stacked_text(first.wqkv, c.q_dim() + 2 * c.kv_dim(), c.dim);
+    }
+    if (!first.w13.empty()) {
+      s << "; w1/w3 stacked into w13 " << stacked_text(first.w13, 2 * c.hidden_dim, c.dim);
+    }
+    s << " (one product each: one pass over the weights, one packing of the input)\n";
+  }
+  if (!first.wqkv.f32.empty()) {
+    s << "  matvec: f32 weights; decode sums in double"
          " lanes, 8 rows per pass; batches in f32 (packed 48-row panels, 48 rows x 8"
          " tokens per register tile), "
       << to_string(simd_level()) << " kernels; rows split across threads\n";

@@ -70,8 +70,8 @@ Graph attention_in_graph(const Config& c, StepArithmetic a, std::span<const floa
   Products product(g, numerics);
   const ValueId x = g.input("x", dim);
   const ValueId xn = norm(g, a, x, "rms_att", gains, c);
-  if (!w.wqkv.empty()) {
-    const ValueId qkv = g.matvec(g.weight("wqkv", w.wqkv, q + 2 * kv, dim), xn);
+  if (!w.wqkv.empty()) {  // one product, any dtype: its slices are q, k and v's bits
+    const ValueId qkv = product("wqkv", w.wqkv, q + 2 * kv, dim, xn);
     g.output("q", g.slice(qkv, 0, q));
     g.output("k", g.slice(qkv, q, kv));
     g.output("v", g.slice(qkv, q + kv, kv));
@@ -94,7 +94,7 @@ Graph feed_forward_graph(const Config& c, StepArithmetic a, std::span<const floa
   const ValueId xn = norm(g, a, x1, "rms_ffn", gains, c);
   ValueId gate = 0, up = 0;
   if (!w.w13.empty()) {
-    const ValueId h = g.matvec(g.weight("w13", w.w13, 2 * hidden, dim), xn);
+    const ValueId h = product("w13", w.w13, 2 * hidden, dim, xn);
     gate = g.slice(h, 0, hidden);
     up = g.slice(h, hidden, hidden);
   } else {

@@ -1,9 +1,11 @@
 // The three graphs of a forward pass, for `tokens` rows at a time, built from
 // the backend's weight copies (weight_copies.hpp) for any mix of dtypes:
-//   attention_in: x -> rmsnorm -> q, k, v products (one stacked f32 product
-//                 when wq, wk, wv are float, sliced into q, k, v)
-//   feed_forward: x, att -> x + wo att -> rmsnorm -> w1, w3 products (stacked
-//                 when float) -> swiglu -> x' = x + wo att + w2 (...)
+//   attention_in: x -> rmsnorm -> q, k, v products (one stacked product when
+//                 the copies stack wq, wk, wv: f32, bf16 or f16, sliced into
+//                 q, k, v)
+//   feed_forward: x, att -> x + wo att -> rmsnorm -> w1, w3 products (one
+//                 stacked when the copies stack them) -> swiglu
+//                 -> x' = x + wo att + w2 (...)
 //   classifier:   x -> rmsnorm -> wcls -> logits
 // Attention over the KV cache runs between the first two, outside any graph.
 // RMSNorm is run.c's or runq.c's (rmsnorm_fma) as the model's step

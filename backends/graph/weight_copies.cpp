@@ -2,6 +2,9 @@
 // matrix's place, overflow-checked), then the parts are copied.
 #include "weight_copies.hpp"
 
+#include <string>
+#include <utility>
+
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 
@@ -14,32 +17,54 @@ int64_t align_up(int64_t n) {
   return checked_add(n, kTypedAlign - 1, "weight copies") / kTypedAlign * kTypedAlign;
 }
 
-// f32 matrices become the f32 copy (and are stacked); every other dtype, bf16
-// and f16 included, is copied byte for byte for the core's kernels.
+// f32 matrices become the f32 copy; every other dtype, bf16 and f16
+// included, is copied byte for byte for the core's kernels.
 bool is_f32(const Tensor& t) { return t.dtype == DType::f32; }
+
+// Typed dtypes whose matrices stack: values only, no scales region, a row any
+// whole number of values (bf16, f16).
+bool stacks_typed(DType d) { return d == DType::bf16 || d == DType::f16; }
 
 // One matrix's place in the copy.
 struct Slot {
   const Tensor* source = nullptr;
   MatrixCopy LayerCopy::*member = nullptr;  // null: the classifier
   int64_t elements = 0;                     // values the config implies
+  int64_t cols = 0;                         // columns the config implies
   int64_t f32_at = -1;                      // floats into floats_, f32 matrices
   int64_t data_at = -1, scales_at = -1;     // bytes into typed_, other dtypes
+  bool typed_stack = false;                 // in a group stacked in typed_
 };
 
 // Part 0 is the classifier, part 1 + l layer l: wq, wk, wv, w1, w3, wo, w2,
-// the stacked groups (when all f32) contiguous in that order.
+// the stacked groups contiguous in that order.
 std::vector<Slot> part_slots(const ModelWeights& w, const Config& c, int64_t part) {
   const int64_t dim = c.dim, q = c.q_dim(), kv = c.kv_dim(), hidden = c.hidden_dim;
-  if (part == 0) return {{&w.classifier, nullptr, checked_mul(c.vocab_size, dim, "wcls")}};
+  if (part == 0) return {{&w.classifier, nullptr, checked_mul(c.vocab_size, dim, "wcls"), dim}};
   const LayerWeights& l = w.layers.at(static_cast<size_t>(part - 1));
-  return {{&l.wq, &LayerCopy::wq, checked_mul(q, dim, "wq")},
-          {&l.wk, &LayerCopy::wk, checked_mul(kv, dim, "wk")},
-          {&l.wv, &LayerCopy::wv, checked_mul(kv, dim, "wv")},
-          {&l.w1, &LayerCopy::w1, checked_mul(hidden, dim, "w1")},
-          {&l.w3, &LayerCopy::w3, checked_mul(hidden, dim, "w3")},
-          {&l.wo, &LayerCopy::wo, checked_mul(dim, q, "wo")},
-          {&l.w2, &LayerCopy::w2, checked_mul(dim, hidden, "w2")}};
+  return {{&l.wq, &LayerCopy::wq, checked_mul(q, dim, "wq"), dim},
+          {&l.wk, &LayerCopy::wk, checked_mul(kv, dim, "wk"), dim},
+          {&l.wv, &LayerCopy::wv, checked_mul(kv, dim, "wv"), dim},
+          {&l.w1, &LayerCopy::w1, checked_mul(hidden, dim, "w1"), dim},
+          {&l.w3, &LayerCopy::w3, checked_mul(hidden, dim, "w3"), dim},
+          {&l.wo, &LayerCopy::wo, checked_mul(dim, q, "wo"), q},
+          {&l.w2, &LayerCopy::w2, checked_mul(dim, hidden, "w2"), hidden}};
+}
+
+// Slots [begin, end) stack in the typed copy: one stackable dtype, each a
+// matrix of the shape the config implies (anything else is copied alone and
+// refused there, naming it, if its size is wrong).
+bool typed_group(const std::vector<Slot>& slots, size_t begin, size_t end) {
+  const DType d = slots[begin].source->dtype;
+  if (!stacks_typed(d)) return false;
+  for (size_t i = begin; i < end; ++i) {
+    const Tensor& t = *slots[i].source;
+    if (t.dtype != d || !t.scales.empty() || t.shape.size() != 2 || t.cols() != slots[i].cols ||
+        t.elements() != slots[i].elements) {
+      return false;
+    }
+  }
+  return true;
 }
 
 struct Plan {
@@ -60,15 +85,27 @@ Plan plan(const ModelWeights& w, const Config& c) {
     const int64_t part = i % (c.n_layers + 1);  // 1, 2, ..., n_layers, then 0
     p.f32_begin[static_cast<size_t>(part)] = p.floats;
     std::vector<Slot> slots = part_slots(w, c, part);
-    for (Slot& s : slots) {
+    if (part > 0) {
+      for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 3}, {3, 5}}) {
+        const bool stack = typed_group(slots, begin, end);
+        for (size_t i = begin; i < end; ++i) slots[i].typed_stack = stack;
+      }
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      Slot& s = slots[i];
       if (is_f32(*s.source)) {
         s.f32_at = p.floats;
         p.floats = checked_add(p.floats, s.elements, "weight copies");
         continue;
       }
-      s.data_at = align_up(p.typed_bytes);
-      const auto data = static_cast<int64_t>(s.source->data.size());
-      s.scales_at = align_up(checked_add(s.data_at, data, "weight copies"));
+      // A stacked group's matrices follow each other without padding (each
+      // has no scales); the group (starting at slot 0 or 3), like every
+      // other matrix, starts aligned.
+      const bool follows = s.typed_stack && i != 0 && i != 3;
+      s.data_at = follows ? p.typed_bytes : align_up(p.typed_bytes);
+      const int64_t data_end =
+          checked_add(s.data_at, static_cast<int64_t>(s.source->data.size()), "weight copies");
+      s.scales_at = s.typed_stack ? data_end : align_up(data_end);
       p.typed_bytes =
           checked_add(s.scales_at, static_cast<int64_t>(s.source->scales.size()), "weight copies");
     }
@@ -79,12 +116,41 @@ Plan plan(const ModelWeights& w, const Config& c) {
   return p;
 }
 
-// The slots of parts [begin, end) of one group are f32 and back to back.
-bool stacked(const std::vector<Slot>& slots, size_t begin, size_t end) {
+// The slots [begin, end) of one group are f32 and back to back.
+bool f32_group(const std::vector<Slot>& slots, size_t begin, size_t end) {
   for (size_t i = begin; i < end; ++i) {
     if (slots[i].f32_at < 0) return false;
   }
   return true;
+}
+
+// "wqkv[3]" (appended piece by piece: g++ 12 warns falsely on a + chain).
+std::string indexed(const char* base, int64_t i) {
+  std::string s(base);
+  s += '[';
+  s += std::to_string(i);
+  s += ']';
+  return s;
+}
+
+// A stacked group's matrix: f32 [rows, cols] in `floats`, or the group's
+// dtype [rows, cols] in `typed` named `name`; empty for an unstacked group.
+MatrixCopy group_copy(const std::vector<Slot>& slots, size_t begin, size_t end,
+                      std::span<float> floats, std::span<std::byte> typed,
+                      const std::string& name) {
+  MatrixCopy m;
+  int64_t elements = 0;
+  for (size_t i = begin; i < end; ++i) elements += slots[i].elements;  // <= the copy's size
+  const auto at = [](int64_t v) { return static_cast<size_t>(v); };
+  if (f32_group(slots, begin, end)) {
+    m.f32 = floats.subspan(at(slots[begin].f32_at), at(elements));
+  } else if (slots[begin].typed_stack) {
+    const Tensor& first = *slots[begin].source;
+    const int64_t bytes = slots[end - 1].scales_at - slots[begin].data_at;
+    m.tensor = Tensor::view(name, first.dtype, {elements / first.cols(), first.cols()},
+                            typed.subspan(at(slots[begin].data_at), at(bytes)));
+  }
+  return m;
 }
 
 }  // namespace
@@ -124,13 +190,8 @@ WeightCopies::WeightCopies(const ModelWeights& w, const Config& c, const CopiedF
     if (part == 0) continue;
     const std::vector<Slot>& slots = p.parts[part];
     LayerCopy& layer = layers_[part - 1];
-    if (stacked(slots, 0, 3)) {
-      layer.wqkv = floats.subspan(at(slots[0].f32_at),
-                                  at(slots[0].elements + slots[1].elements + slots[2].elements));
-    }
-    if (stacked(slots, 3, 5)) {
-      layer.w13 = floats.subspan(at(slots[3].f32_at), at(slots[3].elements + slots[4].elements));
-    }
+    layer.wqkv = group_copy(slots, 0, 3, floats, typed, indexed("wqkv", part - 1));
+    layer.w13 = group_copy(slots, 3, 5, floats, typed, indexed("w13", part - 1));
   }
   run_parts(c.n_layers + 1, [&](int64_t part) {
     const auto i = static_cast<size_t>(part);

@@ -1,11 +1,15 @@
 // The graph backend's own copy of every matrix decode streams, in huge pages
 // (huge_page_buffer.hpp), made once at prepare; the plans read the copies,
-// never the originals. f32 matrices are stacked per layer: wq, wk, wv into
-// one [q_dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim]
-// when all of them are f32, so each layer's projections are one pass over
-// memory. Matrices of other dtypes (bf16 and f16 too: never widened) are
-// copied byte for byte (values, then scales) for the core's product kernels,
-// and never stacked: each product keeps its own matrix.
+// never the originals. Matrices are stacked per layer: wq, wk, wv into one
+// [q_dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim] when
+// the group shares one dtype that is f32 (the f32 copy) or a scale-free
+// float type, bf16 or f16 (their bytes back to back in the typed copy, never
+// widened), so each layer's projections are one product: one pass over
+// memory, one packing of the input, one hand-off to the threads. A product's
+// row results never depend on the rows around it, so a stacked product's
+// slices are the separate products' bits. Matrices of other dtypes (Q8_0 and
+// GGUF's blocks) are copied byte for byte (values, then scales) for the
+// core's product kernels, and never stacked.
 #pragma once
 
 #include <span>
@@ -23,11 +27,14 @@ struct MatrixCopy {
   std::span<const float> f32;  // f32 [rows, cols] for f32 weights
   Tensor tensor;               // other dtypes: the copy, typed as the original
   bool typed() const { return !tensor.empty(); }
+  bool empty() const { return f32.empty() && tensor.empty(); }
 };
 
 struct LayerCopy {
-  std::span<const float> wqkv;  // f32 [q_dim + 2 kv_dim, dim] when wq, wk, wv are f32
-  std::span<const float> w13;   // f32 [2 hidden_dim, dim] when w1, w3 are f32
+  // The stacked groups, empty when not stacked: f32 (.f32) or bf16/f16
+  // (.tensor, named "wqkv[l]" / "w13[l]") as the group's dtype.
+  MatrixCopy wqkv;  // [q_dim + 2 kv_dim, dim]: wq's rows, then wk's, then wv's
+  MatrixCopy w13;   // [2 hidden_dim, dim]: w1's rows, then w3's
   // Every matrix (views into wqkv and w13 when stacked).
   MatrixCopy wq, wk, wv, wo, w1, w2, w3;
 };
