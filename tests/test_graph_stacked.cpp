@@ -6,7 +6,8 @@
 // heads of 12, 2 kv heads: wqkv 120 rows; hidden 100: w13 200 rows). End to
 // end, the graph's exact bf16/f16 batches equal its f32 batches on the
 // widened weights bit for bit (every product sums the upcast weights in
-// f32 in the same order).
+// f32 in the same order). A residual add fused into a typed product (wo,
+// w2) gives the separate add's bits.
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
@@ -44,14 +45,20 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {  // f32 [n]
 using Rows = std::map<std::string, std::vector<float>>;  // name -> f32 [tokens, width]
 
 // Compiles and runs `g` on `inputs`, returning the outputs named in `outputs`
-// and how many typed products the plan runs.
+// and how many typed products (and adds) the plan runs.
 Rows run(const Graph& g, Numerics numerics, const Rows& inputs, int64_t tokens, int threads,
-         const std::vector<std::string>& outputs, int64_t* products) {
+         const std::vector<std::string>& outputs, int64_t* products, bool fuse = true,
+         int64_t* adds = nullptr) {
   CompileOptions options;
   options.numerics = numerics;
+  options.fuse_residual_add = fuse;
   const Plan p = compile(g, options);
   *products = 0;
   for (const Instruction& in : p.instructions) *products += in.op == Op::matvec_typed;
+  if (adds != nullptr) {
+    *adds = 0;
+    for (const Instruction& in : p.instructions) *adds += in.op == Op::add;
+  }
   std::vector<float> arena(p.arena_floats(), -3.0f);
   for (const Binding& input : p.inputs) {
     const std::vector<float>& rows = inputs.at(input.name);
@@ -155,6 +162,38 @@ TEST_CASE("graph: exact bf16/f16 batches equal the f32 batches on the widened we
       const std::span<const float> lb = b.forward_batch(tokens, 0, true);
       const std::vector<float> want(lb.begin(), lb.end());
       CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("graph: a residual add fused into a typed product gives the separate add's bits",
+          "[graph][half][stacked]") {
+  const Model f32 = odd_gqa_model();
+  const Config& c = f32.config;
+  const std::vector<float> gains = random_floats(c.dim, 7);
+  for (const auto& [dtype, group] :
+       {std::pair{DType::bf16, 0}, {DType::f16, 0}, {DType::q8_0, 4}}) {
+    const Model m = conformance::with_dtype(f32, dtype, group);
+    const WeightCopies copies(m.weights, m.config, [](std::span<const std::byte>) {});
+    for (const Numerics numerics : {Numerics::exact, Numerics::fast}) {
+      for (const int64_t tokens : {1, 9, 70}) {
+        for (const int threads : {1, 2}) {
+          INFO(to_string(dtype) << ", " << to_string(numerics) << ", " << tokens << " tokens, "
+                                << threads << " threads");
+          const Rows in{{"x", random_floats(tokens * c.dim, 8)},
+                        {"att", random_floats(tokens * c.q_dim(), 9)}};
+          const Graph g = feed_forward_graph(c, StepArithmetic::run_c, gains, copies.layer(0),
+                                             tokens, numerics);
+          int64_t products = 0, fused_adds = 0, adds = 0;
+          const Rows fused =
+              run(g, numerics, in, tokens, threads, {"x"}, &products, true, &fused_adds);
+          const Rows separate =
+              run(g, numerics, in, tokens, threads, {"x"}, &products, false, &adds);
+          CHECK(fused_adds == 0);  // x + wo att and x1 + w2 (...) both fused
+          CHECK(adds == 2);
+          CHECK(fused.at("x") == separate.at("x"));
+        }
+      }
     }
   }
 }

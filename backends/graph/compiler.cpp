@@ -61,7 +61,10 @@ class Compiler {
     }
   }
 
-  // add(matvec(W, x), r) -> matvec_add(W, x, r) when the product has no other use.
+  // add(matvec(W, x), r) -> matvec_add(W, x, r), and add(matvec_typed(W, x),
+  // r) -> matvec_typed(W, x, r), when the product has no other use. Bits: the
+  // fused kernels add r once to the finished product, as the add did (f32
+  // addition commutes).
   void fuse() {
     std::vector<int64_t> uses(n_, 0);
     for (size_t v = 0; v < n_; ++v) {
@@ -74,8 +77,10 @@ class Compiler {
       for (int side = 0; side < 2; ++side) {
         const ValueId m = work_[v].args[static_cast<size_t>(side)];
         const ValueId r = work_[v].args[static_cast<size_t>(1 - side)];
-        if (work_[at(m)].op != Op::matvec || uses[at(m)] != 1 || m == r) continue;
-        work_[v] = {Op::matvec_add, {work_[at(m)].args[0], work_[at(m)].args[1], r}};
+        const Op op = work_[at(m)].op;
+        if ((op != Op::matvec && op != Op::matvec_typed) || uses[at(m)] != 1 || m == r) continue;
+        work_[v] = {op == Op::matvec ? Op::matvec_add : Op::matvec_typed,
+                    {work_[at(m)].args[0], work_[at(m)].args[1], r}};
         live_[at(m)] = false;
         break;
       }
@@ -259,6 +264,10 @@ class Compiler {
     in.q8_kernel = o_.q8_kernel;
     in.numerics = o_.numerics;
     in.bf16_input = node(x).op == Op::round_bf16;
+    if (w.args.size() == 3) {  // fused residual
+      in.residual = true;
+      in.b = ref(w.args[2]);
+    }
     // A rounded input is only for the path that reads it.
     if (in.bf16_input && !batch_rounds_to_bf16(wn.tensor, in.q8_kernel, in.numerics)) {
       throw Error("graph: " + wn.tensor.describe() + " reads %" + std::to_string(x) +

@@ -50,7 +50,7 @@ void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const
 // out = w * x / sqrt(mean(x^2) + eps) (run.c's RMSNorm, sum of squares in double).
 void rmsnorm_row(float* out, const float* x, const float* w, int64_t n, float eps);
 
-// out = a + b.
+// out = a + b; out may be a or b (element by element).
 void add_row(float* out, const float* a, const float* b, int64_t n);
 
 // out = silu(gate) * up, in run.c's operation order.

@@ -41,6 +41,10 @@ struct Instruction {
   // matvec_typed: a holds bf16 [tokens, bf16_batch_ld(w_cols)] (a round_bf16
   // value) instead of f32; round_bf16: out holds that, a the f32 rows.
   bool bf16_input = false;
+  // matvec_typed: out = b + x W^T, the residual add fused into the product
+  // (compiler only; the sum is the separate add's bits: one f32 addition of
+  // the finished product).
+  bool residual = false;
 };
 
 // Where one live value sits; views (slices) share their root's bytes.

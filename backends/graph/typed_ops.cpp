@@ -8,7 +8,9 @@
 // f32 model's prefill sums on the upcast weights, faster than the core's
 // register tiles (which keep decode's bits) on this project's Zen 5. Under
 // fast numerics a bf16 batch reads its input rounded to bf16 once into the
-// arena (round_bf16) and runs oneDNN one row block per thread.
+// arena (round_bf16) and runs oneDNN one row block per thread. A residual
+// add fused into the product (Instruction::residual) is added to each
+// finished result once, as the separate add did.
 #include "typed_ops.hpp"
 
 #include <algorithm>
@@ -107,6 +109,17 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   // every token passes over them, each weight row read from memory once).
   // One call per block: the kernel rearranges the batch on every call.
   const std::span<float> all(out, sz((tokens - 1) * in.out.ld + rows));
+  // A fused residual (in.residual): f32 [tokens, b.ld], added once to each
+  // finished result, by the GEMM's store or right after the block's call
+  // while its results are in cache.
+  const float* residual = in.residual ? arena + in.b.offset : nullptr;
+  const auto add_residual = [&](int64_t r0, int64_t r1) {
+    if (residual == nullptr) return;
+    for (int64_t t = 0; t < tokens; ++t) {
+      float* y = out + t * in.out.ld + r0;
+      add_row(y, residual + t * in.b.ld + r0, y, r1 - r0);
+    }
+  };
   exec.for_each(n_blocks, parallel, [&](int64_t blk) {
     const int64_t r0 = blk * rows_per_block;
     const int64_t r1 = std::min(rows, r0 + rows_per_block);
@@ -116,15 +129,17 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
       if (in.format.quantized())
         x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);
       matvec_rows({out + r0, sz(r1 - r0)}, in.tw, x, r0, r1, in.q8_kernel);
+      add_residual(r0, r1);
       return;
     }
     if (gemm) {
       const GemmWeights type = in.tw.dtype == DType::bf16 ? GemmWeights::bf16 : GemmWeights::f16;
       matmul_rows(simd_level(), out, in.out.ld, type, in.tw.data.data(), a, in.a.ld, cols, tokens,
-                  r0, r1, nullptr, 0);
+                  r0, r1, residual, in.b.ld);
       return;
     }
     matmat_rows(all, in.out.ld, in.tw, batch, r0, r1, in.q8_kernel);
+    add_residual(r0, r1);
   });
 }
 
