@@ -19,7 +19,8 @@
 // f32 product's on the upcast weights, from half the bytes. Every type's next
 // row tile is prefetched into L2 while this one's first token slice runs (the
 // widening otherwise waited on DRAM: 25% of the bf16 GEMM's time with
-// half.hpp's 8-wide span conversion, so the avx512 level widens 16 at a time).
+// half.hpp's then 8-wide span conversion, so the avx512 level widens 16 at a
+// time; avx2 and portable take half.hpp's row conversion at their level).
 //
 // Each (row, token) sum is one f32 fused multiply-add chain in column order
 // starting from zero, then the residual is added once. The blocking (row
@@ -224,14 +225,17 @@ LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
 
 }  // namespace generic
 
-// The other levels widen with half.hpp's exact conversions (the same values).
-void widen_weights_generic(GemmWeights type, float* to, const uint16_t* from, int64_t n) {
+// The other levels widen with half.hpp's row conversions at their own level
+// (F16C's vcvtph2ps on avx2, the scalar conversion on portable): the same
+// values as avx512's widen.
+template <SimdLevel Level>
+void widen_weights_at(GemmWeights type, float* to, const uint16_t* from, int64_t n) {
   const std::span<const uint16_t> in(from, static_cast<size_t>(n));
   const std::span<float> out(to, in.size());
   if (type == GemmWeights::bf16) {
-    bf16_to_f32(in, out);
+    bf16_to_f32_at_level(Level, in, out);
   } else {
-    f16_to_f32(in, out);
+    f16_to_f32_at_level(Level, in, out);
   }
 }
 
@@ -283,9 +287,9 @@ constexpr GemmKernels kAvx512 = make_avx512(std::make_index_sequence<kMaxRows>{}
 #endif
 
 template <template <int> class Tiles, size_t... R>
-constexpr GemmKernels make_generic(PackGroup pack, std::index_sequence<R...>) {
+constexpr GemmKernels make_generic(PackGroup pack, WidenWeights widen, std::index_sequence<R...>) {
   return {pack,
-          &widen_weights_generic,
+          widen,
           generic::kTileRows,
           1,
           {std::array<MicroTile, kMaxVectors>{Tiles<R + 1>::fn}...}};
@@ -298,10 +302,11 @@ template <int R>
 struct PortableTile {
   static constexpr MicroTile fn = R <= generic::kTileRows ? &micro_tile_portable<R> : nullptr;
 };
-constexpr GemmKernels kAvx2 =
-    make_generic<Avx2Tile>(&pack_group_avx2, std::make_index_sequence<kMaxRows>{});
+constexpr GemmKernels kAvx2 = make_generic<Avx2Tile>(
+    &pack_group_avx2, &widen_weights_at<SimdLevel::avx2>, std::make_index_sequence<kMaxRows>{});
 constexpr GemmKernels kPortable =
-    make_generic<PortableTile>(&pack_group_portable, std::make_index_sequence<kMaxRows>{});
+    make_generic<PortableTile>(&pack_group_portable, &widen_weights_at<SimdLevel::portable>,
+                               std::make_index_sequence<kMaxRows>{});
 
 const GemmKernels& kernels_for(SimdLevel level) {
   switch (runnable_level(level)) {
