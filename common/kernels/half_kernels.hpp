@@ -24,12 +24,6 @@ void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x, i
 // values past n zero), padded a multiple of 32; needs AVX512-BF16.
 void round_to_bf16(const float* x, int64_t n, uint16_t* out, int64_t padded);
 
-// oneDNN's matmul (half_products_onednn.cpp), bf16 weights: x rounded to
-// bf16 (needs AVX512-BF16), then a bf16 x bf16 -> f32 matmul over the rows in
-// place. Throws Error for what oneDNN refuses.
-void half_matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
-                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
-                                  int64_t row_end);
 // Whether oneDNN's effective ISA has bf16 dot products (avx512_core_bf16 or
 // AMX; DNNL_MAX_CPU_ISA may lower it).
 bool onednn_bf16_isa();

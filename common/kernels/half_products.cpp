@@ -6,8 +6,10 @@
 #include <algorithm>
 
 #include "half_kernels.hpp"
+#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/cpu_features.hpp"
+#include "llama/uninitialized_array.hpp"
 
 namespace llama {
 
@@ -145,13 +147,20 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
       detail::half_matmat_rows_avx512(out.data(), out_stride, w, x.data(), ld, n, row_begin,
                                       row_end);
       return;
-    case HalfPath::onednn_bf16:
+    case HalfPath::onednn_bf16: {
       if (w.kind != BlockKind::bf16) {
         throw Error("half_matmat_rows: the onednn-bf16 path takes bf16 weights, not F16");
       }
-      detail::half_matmat_rows_onednn_bf16(out.data(), out_stride, w, x.data(), ld, n, row_begin,
-                                           row_end);
+      // A caller without a rounded batch (tests, plugins): the vectors
+      // rounded here for this call, then the one onednn-bf16 entry.
+      const int64_t xld = bf16_batch_ld(w.cols);
+      const auto count = static_cast<size_t>(checked_mul(n, xld, "half_matmat_rows: the batch"));
+      UninitializedArray<uint16_t> rounded(count);  // bf16 [n, xld]
+      const std::span<uint16_t> view(rounded.data(), count);
+      round_batch_to_bf16(x, ld, w.cols, 0, n, view);
+      half_matmat_rows(out, out_stride, w, Bf16BatchView{view, xld, n}, row_begin, row_end);
       return;
+    }
     case HalfPath::portable:
       break;
   }

@@ -1,9 +1,10 @@
 // The onednn-bf16 batch path (kernels/half_products.hpp): oneDNN's matmul
-// (Debian's libdnnl) for bf16 weights under fast numerics, the activations
-// rounded to bf16 here per call or once per batch by the backend
-// (round_batch_to_bf16, Bf16BatchView: the entry points are here), products and sums in f32 inside
-// oneDNN's kernels (brgemm on AVX512-BF16; AMX-BF16 tiles where the CPU has them: oneDNN dispatches
-// itself).
+// (Debian's libdnnl) for bf16 weights under fast numerics on activations
+// rounded to bf16 (round_batch_to_bf16) into a Bf16BatchView: once per batch
+// by the backend, or per call by half_matmat_rows' f32 entry (half_products.cpp),
+// which then takes this file's one entry, the rounded half_matmat_rows.
+// Products and sums in f32 inside oneDNN's kernels (brgemm on AVX512-BF16;
+// AMX-BF16 tiles where the CPU has them: oneDNN dispatches itself).
 //
 // Weights in place: W bf16 [rows, cols] row-major is, as matmul's [K, N]
 // weights, the plain strided format "ba" (strides {1, cols}); oneDNN's brgemm
@@ -30,7 +31,6 @@
 #include "half_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/half_products.hpp"
-#include "llama/uninitialized_array.hpp"
 
 // The OpenMP runtime's C API (libgomp, the runtime Debian's oneDNN runs on),
 // declared here rather than through <omp.h>: clang ships that header only with
@@ -124,17 +124,6 @@ std::string onednn_description() {
   const dnnl_version_t* v = dnnl::version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch) + ", ISA " + isa_name(dnnl::get_effective_cpu_isa());
-}
-
-void half_matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
-                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
-                                  int64_t row_end) {
-  const int64_t cols = w.cols;
-  // bf16 [n, padded]: the vectors rounded to nearest even once per call.
-  const int64_t padded = bf16_batch_ld(cols);
-  UninitializedArray<uint16_t> xb(static_cast<size_t>(n * padded));
-  for (int64_t t = 0; t < n; ++t) round_to_bf16(x + t * ld, cols, xb.data() + t * padded, padded);
-  matmat_rows_onednn_bf16_rounded(out, out_stride, w, xb.data(), padded, n, row_begin, row_end);
 }
 
 }  // namespace llama::detail
