@@ -6,7 +6,6 @@
 // output names the paths run and those this CPU lacks (never counted passed).
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,31 +16,25 @@
 #include "llama/kernels/half.hpp"
 #include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
+#include "test_support.hpp"
 
 using namespace llama;
 
 namespace {
 
 std::vector<HalfPath> runnable_paths(const std::string& what) {
-  std::vector<HalfPath> out;
-  std::string lacks;
-  for (HalfPath p : kHalfPaths) {
-    if (half_path_available(p)) {
-      out.push_back(p);
-    } else {
-      lacks += std::string(" ") + to_string(p) + " (needs " + half_path_requirement(p) + ")";
-    }
-  }
   // AMX: oneDNN's own tiles inside onednn-bf16; a CPU without them ran its
   // AVX512-BF16 kernels instead, so the AMX kernels were not tested here.
-  lacks += cpu_features().amx_bf16 && cpu_features().amx_permitted
-               ? ""
-               : " amx-bf16 (inside onednn-bf16 on CPUs with AMX-BF16; this CPU lacks it)";
-  std::cout << what << ": paths run:";
-  for (HalfPath p : out) std::cout << ' ' << to_string(p);
-  std::cout << "; not run:" << lacks << "\n";
-  WARN(what << ": not run:" << lacks);
-  return out;
+  const std::string amx = cpu_features().amx_bf16 && cpu_features().amx_permitted
+                              ? ""
+                              : " amx-bf16 (inside onednn-bf16 on CPUs with AMX-BF16)";
+  return test::runnable(
+      what, "paths", kHalfPaths, half_path_available,
+      [](HalfPath p) {
+        std::string why = to_string(p);
+        return why.append(" (needs ").append(half_path_requirement(p)).append(")");
+      },
+      amx);
 }
 
 struct Half {

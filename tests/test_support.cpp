@@ -77,20 +77,17 @@ nlohmann::json load_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
-std::vector<SimdLevel> runnable_levels(const std::string& what) {
-  std::vector<SimdLevel> out;
-  std::string lacks;
-  for (SimdLevel l : kSimdLevels) {
-    if (simd_level_supported(l)) {
-      out.push_back(l);
-    } else {
-      lacks += std::string(" ") + to_string(l);
-    }
-  }
-  std::cout << what << ": levels run:";
-  for (SimdLevel l : out) std::cout << ' ' << to_string(l);
+void report_runnable(const std::string& what, const std::string& kind,
+                     const std::vector<std::string>& run, const std::string& lacks) {
+  std::cout << what << ": " << kind << " run:";
+  for (const std::string& r : run) std::cout << ' ' << r;
   std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
-  return out;
+  if (!lacks.empty()) WARN(what << ": not run, this CPU lacks:" << lacks);
+}
+
+std::vector<SimdLevel> runnable_levels(const std::string& what) {
+  return runnable(what, "levels", kSimdLevels, simd_level_supported,
+                  [](SimdLevel l) { return to_string(l); });
 }
 
 std::string temp_path(const std::string& name) {

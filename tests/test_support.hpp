@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <ranges>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,9 +61,38 @@ std::string model_path(const std::string& file);
 std::string reference_path(const std::string& file);
 nlohmann::json load_json(const std::string& path);
 
-// The SIMD levels this CPU runs (kSimdLevels' order), after printing
-// "WHAT: levels run: ...; not run, this CPU lacks: ..." so a level the CPU
-// lacks is reported, never counted as passed.
+// Prints "WHAT: KIND run: a b; not run, this CPU lacks: c d" ("nothing"
+// where `lacks` is empty), and a Catch warning naming what was not run.
+void report_runnable(const std::string& what, const std::string& kind,
+                     const std::vector<std::string>& run, const std::string& lacks);
+
+// The items of `all` (SIMD levels, kernel paths: anything with a to_string)
+// that available(item) says this CPU runs, in all's order, after
+// report_runnable: every item the CPU lacks is named by lacking(item) (why,
+// if the caller likes), with `also_lacking` appended (what the list cannot
+// hold, such as kernels inside a library), so a test over them says what it
+// did not run and never counts it as passed.
+template <typename List, typename Available, typename Lacking>
+auto runnable(const std::string& what, const std::string& kind, const List& all,
+              Available available, Lacking lacking, const std::string& also_lacking = "") {
+  std::vector<std::ranges::range_value_t<List>> out;
+  std::vector<std::string> run;
+  std::string lacks;
+  for (const auto& item : all) {
+    if (available(item)) {
+      out.push_back(item);
+      run.emplace_back(to_string(item));
+    } else {
+      lacks += ' ';
+      lacks += lacking(item);
+    }
+  }
+  report_runnable(what, kind, run, lacks + also_lacking);
+  return out;
+}
+
+// The SIMD levels this CPU runs (kSimdLevels' order), through runnable():
+// "WHAT: levels run: ...; not run, this CPU lacks: ...".
 std::vector<SimdLevel> runnable_levels(const std::string& what);
 
 // A file under a per-process temporary directory, removed at exit.
