@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "attend_block.hpp"
+#include "attend_head_entries.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
 #include "llama/kernels/rope.hpp"
@@ -220,16 +221,8 @@ void swiglu(std::span<float> h1, std::span<const float> h3) {
   LLAMA_SIMD_DISPATCH(simd_level(), swiglu, (h1, h3));
 }
 
-void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
-                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
-  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
-}
-
-void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
-                          const float* values, int64_t stride, int64_t n_pos,
-                          std::span<float> scores, std::span<float> out) {
-  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
-}
+// attend_head and attend_head_at_level over run.c's attend_<level> kernels.
+LLAMA_ATTEND_HEAD_ENTRIES(attend)
 
 void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
                     const float* keys, const float* values, int64_t stride,

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "attend_head_entries.hpp"
 #include "llama/kernels/avx512_transpose.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -119,15 +120,7 @@ void attend_portable(std::span<const float> q, const float* keys, const float* v
 }
 }  // namespace
 
-void attend_head(std::span<const float> q, const float* keys, const float* values, int64_t stride,
-                 int64_t n_pos, std::span<float> scores, std::span<float> out) {
-  attend_head_at_level(simd_level(), q, keys, values, stride, n_pos, scores, out);
-}
-
-void attend_head_at_level(SimdLevel level, std::span<const float> q, const float* keys,
-                          const float* values, int64_t stride, int64_t n_pos,
-                          std::span<float> scores, std::span<float> out) {
-  LLAMA_SIMD_DISPATCH(runnable_level(level), attend, (q, keys, values, stride, n_pos, scores, out));
-}
+// attend_head and attend_head_at_level over runq.c's attend_<level> kernels.
+LLAMA_ATTEND_HEAD_ENTRIES(attend)
 
 }  // namespace llama::q8
