@@ -109,41 +109,12 @@ LLAMA_TARGET_AVX2 void bf16_rows_avx2(const uint16_t* in, float* out, size_t n) 
   }
   for (; i < n; ++i) out[i] = bf16_to_f32(in[i]);
 }
-#endif
-
-using Rows = void (*)(const uint16_t*, float*, size_t);
-
-Rows f16_rows_for(SimdLevel level) {
-#if LLAMA_HAVE_X86_TARGETS
-  switch (runnable_level(level)) {
-    case SimdLevel::avx512:
-      return &f16_rows_avx512;
-    case SimdLevel::avx2:
-      return &f16_rows_avx2;
-    case SimdLevel::portable:
-      break;
-  }
 #else
-  (void)level;
+void f16_rows_avx2(const uint16_t* in, float* out, size_t n) { f16_rows_portable(in, out, n); }
+void f16_rows_avx512(const uint16_t* in, float* out, size_t n) { f16_rows_portable(in, out, n); }
+void bf16_rows_avx2(const uint16_t* in, float* out, size_t n) { bf16_rows_portable(in, out, n); }
+void bf16_rows_avx512(const uint16_t* in, float* out, size_t n) { bf16_rows_portable(in, out, n); }
 #endif
-  return &f16_rows_portable;
-}
-
-Rows bf16_rows_for(SimdLevel level) {
-#if LLAMA_HAVE_X86_TARGETS
-  switch (runnable_level(level)) {
-    case SimdLevel::avx512:
-      return &bf16_rows_avx512;
-    case SimdLevel::avx2:
-      return &bf16_rows_avx2;
-    case SimdLevel::portable:
-      break;
-  }
-#else
-  (void)level;
-#endif
-  return &bf16_rows_portable;
-}
 
 void check_sizes(const char* what, std::span<const uint16_t> in, std::span<float> out) {
   if (out.size() < in.size()) {
@@ -156,25 +127,20 @@ void check_sizes(const char* what, std::span<const uint16_t> in, std::span<float
 
 void f16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out) {
   check_sizes("f16_to_f32", in, out);
-  f16_rows_for(level)(in.data(), out.data(), in.size());
+  LLAMA_SIMD_DISPATCH(runnable_level(level), f16_rows, (in.data(), out.data(), in.size()));
 }
 
 void bf16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out) {
   check_sizes("bf16_to_f32", in, out);
-  bf16_rows_for(level)(in.data(), out.data(), in.size());
+  LLAMA_SIMD_DISPATCH(runnable_level(level), bf16_rows, (in.data(), out.data(), in.size()));
 }
 
 void f16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
-  // The level is read once per process; the function pointer once per call.
-  static const Rows rows = f16_rows_for(simd_level());
-  check_sizes("f16_to_f32", in, out);
-  rows(in.data(), out.data(), in.size());
+  f16_to_f32_at_level(simd_level(), in, out);
 }
 
 void bf16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
-  static const Rows rows = bf16_rows_for(simd_level());
-  check_sizes("bf16_to_f32", in, out);
-  rows(in.data(), out.data(), in.size());
+  bf16_to_f32_at_level(simd_level(), in, out);
 }
 
 }  // namespace llama
