@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -25,14 +24,6 @@ using namespace llama;
 using llama::test::runnable_levels;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 // /proc/cpuinfo's flag names for what CpuFeatures::list() calls them.
 std::set<std::string> cpuinfo_flags() {
@@ -100,10 +91,11 @@ TEST_CASE("graph decode product: every level gives the portable kernel's bits", 
   const auto levels = runnable_levels("graph matvec_rows");
   for (int64_t cols : {1, 7, 8, 9, 31, 64, 100, 288}) {
     for (int64_t rows : {1, 5, 8, 13, 70}) {
-      const auto w =
-          random_floats(static_cast<size_t>(rows * cols), 1u + static_cast<uint32_t>(cols));
-      const auto x = random_floats(static_cast<size_t>(cols), 7u + static_cast<uint32_t>(rows));
-      const auto res = random_floats(static_cast<size_t>(rows), 3u);
+      const auto w = test::random_floats(static_cast<size_t>(rows * cols),
+                                         1u + static_cast<uint32_t>(cols), 1.0f);
+      const auto x =
+          test::random_floats(static_cast<size_t>(cols), 7u + static_cast<uint32_t>(rows), 1.0f);
+      const auto res = test::random_floats(static_cast<size_t>(rows), 3u, 1.0f);
       std::vector<float> want(static_cast<size_t>(rows));
       graph::matvec_rows(SimdLevel::portable, want.data(), w.data(), x.data(), cols, 0, rows,
                          res.data());
@@ -122,9 +114,9 @@ TEST_CASE("graph batch product: avx2 = avx512 bit for bit, portable within 1e-6"
   for (int64_t cols : {1, 17, 100, 385}) {
     for (int64_t rows : {1, 47, 49, 100}) {
       for (int64_t tokens : {1, 3, 8, 9, 70}) {
-        const auto w = random_floats(static_cast<size_t>(rows * cols), 11u);
-        const auto x = random_floats(static_cast<size_t>(tokens * cols), 13u);
-        const auto res = random_floats(static_cast<size_t>(tokens * rows), 17u);
+        const auto w = test::random_floats(static_cast<size_t>(rows * cols), 11u, 1.0f);
+        const auto x = test::random_floats(static_cast<size_t>(tokens * cols), 13u, 1.0f);
+        const auto res = test::random_floats(static_cast<size_t>(tokens * rows), 17u, 1.0f);
         std::vector<std::vector<float>> out;
         for (SimdLevel l : levels) {
           std::vector<float> y(static_cast<size_t>(tokens * rows));
@@ -161,7 +153,8 @@ TEST_CASE("int8 activation quantization and runq.c attention: every level, the s
           "[cpu][q8]") {
   const auto levels = runnable_levels("quantize_activations, q8::attend_head");
   for (int64_t gs : {16, 32, 64}) {
-    const auto x = random_floats(static_cast<size_t>(gs * 7), static_cast<uint32_t>(gs));
+    const auto x =
+        test::random_floats(static_cast<size_t>(gs * 7), static_cast<uint32_t>(gs), 1.0f);
     std::vector<int8_t> want_v(x.size()), got_v(x.size());
     std::vector<float> want_s(7), got_s(7);
     quantize_activations(x, want_v, want_s, gs, SimdLevel::portable);
@@ -175,9 +168,9 @@ TEST_CASE("int8 activation quantization and runq.c attention: every level, the s
   for (int64_t hs : {8, 48, 64}) {
     for (int64_t n_pos : {1, 2, 37, 130}) {
       const int64_t stride = 3 * hs;
-      const auto q = random_floats(static_cast<size_t>(hs), 5u);
-      const auto keys = random_floats(static_cast<size_t>(n_pos * stride), 6u);
-      const auto values = random_floats(static_cast<size_t>(n_pos * stride), 8u);
+      const auto q = test::random_floats(static_cast<size_t>(hs), 5u, 1.0f);
+      const auto keys = test::random_floats(static_cast<size_t>(n_pos * stride), 6u, 1.0f);
+      const auto values = test::random_floats(static_cast<size_t>(n_pos * stride), 8u, 1.0f);
       std::vector<float> scores(static_cast<size_t>(n_pos)), want(static_cast<size_t>(hs));
       q8::attend_head_at_level(SimdLevel::portable, q, keys.data(), values.data(), stride, n_pos,
                                scores, want);

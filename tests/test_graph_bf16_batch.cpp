@@ -18,6 +18,7 @@
 #include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
 #include "llama/tensor.hpp"
+#include "test_support.hpp"
 
 using namespace llama;
 using Catch::Matchers::Contains;
@@ -29,14 +30,6 @@ std::vector<uint16_t> random_bf16(int64_t n, uint32_t seed) {  // bf16 [n]
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   std::vector<uint16_t> v(static_cast<size_t>(n));
   for (uint16_t& b : v) b = f32_to_bf16(d(rng));
-  return v;
-}
-
-std::vector<float> random_floats(int64_t n, uint32_t seed) {  // f32 [n]
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(rng);
   return v;
 }
 
@@ -71,7 +64,7 @@ TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half
       CHECK(ld < cols + 32);
       for (const int64_t n : {1, 7, 70}) {
         INFO(rows << "x" << cols << ", batch " << n);
-        const std::vector<float> x = random_floats(n * xld, uint32_t(n + cols));
+        const std::vector<float> x = test::random_floats(n * xld, uint32_t(n + cols), 2.0f);
         std::vector<float> want(static_cast<size_t>(n * rows), -7.0f);
         half_matmat_rows(want, rows, w, x, xld, n, 0, rows, HalfPath::onednn_bf16);
         // Rounded in two token ranges, as a backend splits them over threads;
@@ -128,7 +121,8 @@ TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half
 TEST_CASE("BatchInputCache rounds a batch to bf16 once per set()", "[half][kernels]") {
   if (!fast_path_here()) return;
   const int64_t n = 5, cols = 45, ld = 50;
-  const std::vector<float> a = random_floats(n * ld, 8), b = random_floats(n * ld, 9);
+  const std::vector<float> a = test::random_floats(n * ld, 8, 2.0f),
+                           b = test::random_floats(n * ld, 9, 2.0f);
   BatchInputCache cache;
   cache.reserve(n, cols);
   cache.set(a, ld, n, cols);
@@ -216,7 +210,7 @@ TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph
 
   // Replay on 2 threads, and with fewer tokens than planned, equals the core's
   // fast product rounding the batch itself.
-  const std::vector<float> input = random_floats(tokens * dim, 5);
+  const std::vector<float> input = test::random_floats(tokens * dim, 5, 2.0f);
   for (const int64_t n : {tokens, int64_t{1}}) {
     for (const int threads : {1, 2}) {
       INFO(n << " tokens, " << threads << " threads");

@@ -6,27 +6,17 @@
 // reported, never counted as passed.
 #include <catch2/catch.hpp>
 #include <iostream>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "graph/kernels.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/kernels/half.hpp"
+#include "test_support.hpp"
 
 using namespace llama;
 
-namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("graph GEMM: bf16/f16 weights give the f32 GEMM's bits on the upcast weights",
           "[graph][half]") {
@@ -43,7 +33,7 @@ TEST_CASE("graph GEMM: bf16/f16 weights give the f32 GEMM's bits on the upcast w
           for (int64_t tokens : {2, 7, 9, 70}) {
             INFO(to_string(level) << (bf16 ? " bf16 " : " f16 ") << rows << "x" << cols
                                   << ", tokens " << tokens);
-            const auto src = random_floats(static_cast<size_t>(rows * cols), 5u + rows);
+            const auto src = test::random_floats(static_cast<size_t>(rows * cols), 5u + rows, 2.0f);
             std::vector<uint16_t> half(src.size());
             std::vector<float> up(src.size());  // the exact f32 values of `half`
             for (size_t i = 0; i < src.size(); ++i) {
@@ -51,7 +41,8 @@ TEST_CASE("graph GEMM: bf16/f16 weights give the f32 GEMM's bits on the upcast w
               up[i] = bf16 ? bf16_to_f32(half[i]) : f16_to_f32(half[i]);
             }
             const int64_t ldx = cols + 5;
-            const auto x = random_floats(static_cast<size_t>(tokens * ldx), 9u + tokens);
+            const auto x =
+                test::random_floats(static_cast<size_t>(tokens * ldx), 9u + tokens, 2.0f);
             std::vector<float> want(static_cast<size_t>(tokens * rows), -1.0f), got = want;
             graph::matmul_rows(level, want.data(), rows, up.data(), x.data(), ldx, cols, tokens, 0,
                                rows, nullptr, 0);

@@ -10,7 +10,6 @@
 // w2) gives the separate add's bits.
 #include <catch2/catch.hpp>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -32,14 +31,6 @@ namespace {
 Model odd_gqa_model() {
   const Config c = Config::llama2c(72, 100, 2, 6, 2, 97, 40, false);
   return conformance::random_model(c, 15, "odd-gqa");
-}
-
-std::vector<float> random_floats(int64_t n, uint32_t seed) {  // f32 [n]
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 using Rows = std::map<std::string, std::vector<float>>;  // name -> f32 [tokens, width]
@@ -97,14 +88,14 @@ TEST_CASE("graph: stacked bf16/f16 products give the separate products' bits",
     LayerCopy separate = stacked;  // the same matrices, one product each
     separate.wqkv = {};
     separate.w13 = {};
-    const std::vector<float> gains = random_floats(c.dim, 4);
+    const std::vector<float> gains = test::random_floats(c.dim, 4, 1.0f);
     for (const Numerics numerics : {Numerics::exact, Numerics::fast}) {
       for (const int64_t tokens : {1, 9, 70}) {
         for (const int threads : {1, 2}) {
           INFO(to_string(dtype) << ", " << to_string(numerics) << ", " << tokens << " tokens, "
                                 << threads << " threads");
-          const Rows in{{"x", random_floats(tokens * c.dim, 5)},
-                        {"att", random_floats(tokens * c.q_dim(), 6)}};
+          const Rows in{{"x", test::random_floats(tokens * c.dim, 5, 1.0f)},
+                        {"att", test::random_floats(tokens * c.q_dim(), 6, 1.0f)}};
           const auto both = [&](auto build, const std::vector<std::string>& names,
                                 int64_t stacked_products, int64_t separate_products) {
             int64_t n_stacked = 0, n_separate = 0;
@@ -170,7 +161,7 @@ TEST_CASE("graph: a residual add fused into a typed product gives the separate a
           "[graph][half][stacked]") {
   const Model f32 = odd_gqa_model();
   const Config& c = f32.config;
-  const std::vector<float> gains = random_floats(c.dim, 7);
+  const std::vector<float> gains = test::random_floats(c.dim, 7, 1.0f);
   for (const auto& [dtype, group] :
        {std::pair{DType::bf16, 0}, {DType::f16, 0}, {DType::q8_0, 4}}) {
     const Model m = conformance::with_dtype(f32, dtype, group);
@@ -180,8 +171,8 @@ TEST_CASE("graph: a residual add fused into a typed product gives the separate a
         for (const int threads : {1, 2}) {
           INFO(to_string(dtype) << ", " << to_string(numerics) << ", " << tokens << " tokens, "
                                 << threads << " threads");
-          const Rows in{{"x", random_floats(tokens * c.dim, 8)},
-                        {"att", random_floats(tokens * c.q_dim(), 9)}};
+          const Rows in{{"x", test::random_floats(tokens * c.dim, 8, 1.0f)},
+                        {"att", test::random_floats(tokens * c.q_dim(), 9, 1.0f)}};
           const Graph g = feed_forward_graph(c, StepArithmetic::run_c, gains, copies.layer(0),
                                              tokens, numerics);
           int64_t products = 0, fused_adds = 0, adds = 0;

@@ -57,14 +57,6 @@ float value(const Half& h, int64_t r, int64_t c) {
   return h.m.kind == BlockKind::bf16 ? bf16_to_f32(b) : f16_to_f32(b);
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 // out [n, rows] for the batch x [n, ld].
 std::vector<float> batch(const Half& h, const std::vector<float>& x, int64_t ld, int64_t n,
                          HalfPath path) {
@@ -88,7 +80,8 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
         const int64_t ld = cols + 3;  // vectors not back to back
         for (int64_t n : kBatches) {
           INFO(to_string(kind) << " " << rows << "x" << cols << ", batch " << n);
-          const std::vector<float> x = random_floats(static_cast<size_t>(n * ld), 7u + n);
+          const std::vector<float> x =
+              test::random_floats(static_cast<size_t>(n * ld), 7u + n, 2.0f);
           const std::vector<float> portable = batch(h, x, ld, n, HalfPath::portable);
           for (HalfPath path : paths) {
             if (half_path_is_fast(path) && kind != BlockKind::bf16) continue;
@@ -143,7 +136,7 @@ TEST_CASE("bf16/f16 batch results do not depend on the row range", "[half][kerne
   for (HalfPath path : runnable_paths("half products, row ranges")) {
     const Half h = random_half(BlockKind::bf16, 70, 45, 3);
     const int64_t n = 9;
-    const std::vector<float> x = random_floats(static_cast<size_t>(n * 45), 4);
+    const std::vector<float> x = test::random_floats(static_cast<size_t>(n * 45), 4, 2.0f);
     const std::vector<float> whole = batch(h, x, 45, n, path);
     std::vector<float> parts(whole.size(), -7.0f);
     for (int64_t r0 : {0, 5, 13, 64}) {
@@ -165,7 +158,7 @@ TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]")
     CHECK(product_dtypes().contains(dtype));
     CHECK(input_format(w) == InputFormat{InputKind::f32, 0});
     const int64_t n = 5;
-    const std::vector<float> x = random_floats(static_cast<size_t>(n * 70), 12);
+    const std::vector<float> x = test::random_floats(static_cast<size_t>(n * 70), 12, 2.0f);
     std::vector<float> batched(static_cast<size_t>(n * 37));
     matmat_rows(batched, 37, w, ProductBatch{x, 70, {}, n}, 0, 37, kernel);
     for (int64_t t = 0; t < n; ++t) {

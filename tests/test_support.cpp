@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 
 #include "llama/formats/llama2c_checkpoint.hpp"
@@ -83,6 +84,14 @@ void report_runnable(const std::string& what, const std::string& kind,
   for (const std::string& r : run) std::cout << ' ' << r;
   std::cout << "; not run, this CPU lacks:" << (lacks.empty() ? " nothing" : lacks) << "\n";
   if (!lacks.empty()) WARN(what << ": not run, this CPU lacks:" << lacks);
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float bound) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-bound, bound);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
 }
 
 std::vector<SimdLevel> runnable_levels(const std::string& what) {

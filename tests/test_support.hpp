@@ -91,6 +91,10 @@ auto runnable(const std::string& what, const std::string& kind, const List& all,
   return out;
 }
 
+// f32 [n] uniform in [-bound, bound) from mt19937(seed): the kernels tests'
+// inputs, the same values for the same seed on every run.
+std::vector<float> random_floats(size_t n, uint32_t seed, float bound);
+
 // The SIMD levels this CPU runs (kSimdLevels' order), through runnable():
 // "WHAT: levels run: ...; not run, this CPU lacks: ...".
 std::vector<SimdLevel> runnable_levels(const std::string& what);
