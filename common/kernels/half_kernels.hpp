@@ -15,7 +15,7 @@ void half_matmat_rows_avx512(float* out, int64_t out_stride, const BlockMatrix& 
                              int64_t ld, int64_t n, int64_t row_begin, int64_t row_end);
 
 // Decode, AVX-512 F/BW/VL: out[r - row_begin] for rows [row_begin, row_end),
-// 4 rows at a time, prefetched in address order 16 KiB ahead;
+// 4 rows at a time, prefetched into L2 in address order 16 KiB ahead;
 // blocks_matvec_rows_f32_avx512's bits (bf16, f16).
 void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x, int64_t row_begin,
                              int64_t row_end);

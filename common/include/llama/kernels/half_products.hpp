@@ -80,7 +80,7 @@ std::string explain_half_decode_path(Q8Kernel kernel);
 
 // Decode: out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
 // `path` avx512: 4 rows at a time sharing each load of x, the rows' bytes
-// prefetched in address order 16 KiB ahead (AVX-512 F/BW/VL), each result
+// prefetched into L2 in address order 16 KiB ahead (AVX-512 F/BW/VL), each result
 // blocks_matvec_rows_f32's (Q8Kernel::avx512_vnni) bit for bit; portable:
 // blocks_matvec_rows_f32's portable loop. Throws Error for another path or one this CPU lacks.
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
