@@ -43,6 +43,8 @@ bool fast_path_here() {
 }  // namespace
 
 TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half][kernels]") {
+  // The bf16 path wherever the CPU runs it, whatever the probe says of its speed.
+  const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");
   if (!fast_path_here()) {
     const std::vector<float> x(64, 1.0f);
     std::vector<uint16_t> out(64);
@@ -169,6 +171,8 @@ TEST_CASE("rounded batches refuse what they cannot run", "[half][kernels][bad-in
 }
 
 TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph][half]") {
+  // The bf16 path wherever the CPU runs it, whatever the probe says of its speed.
+  const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");
   using namespace llama::graph;
   // wq's batch is large enough to split over 2 threads, wk's is not.
   const int64_t tokens = 9, dim = 200, rows_q = 96, rows_k = 20;

@@ -76,6 +76,7 @@ Rows run(const Graph& g, Numerics numerics, const Rows& inputs, int64_t tokens, 
 
 TEST_CASE("graph: stacked bf16/f16 products give the separate products' bits",
           "[graph][half][stacked]") {
+  const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // fast: the bf16 unit where the CPU has it
   const Model f32 = odd_gqa_model();
   const Config& c = f32.config;
   REQUIRE(c.kv_dim() < c.q_dim());
@@ -159,6 +160,7 @@ TEST_CASE("graph: exact bf16/f16 batches equal the f32 batches on the widened we
 
 TEST_CASE("graph: a residual add fused into a typed product gives the separate add's bits",
           "[graph][half][stacked]") {
+  const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // fast: the bf16 unit where the CPU has it
   const Model f32 = odd_gqa_model();
   const Config& c = f32.config;
   const std::vector<float> gains = test::random_floats(c.dim, 7, 1.0f);

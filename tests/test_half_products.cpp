@@ -149,6 +149,7 @@ TEST_CASE("bf16/f16 batch results do not depend on the row range", "[half][kerne
 }
 
 TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]") {
+  const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // fast below takes the bf16 unit
   const Q8Kernel kernel = best_q8_kernel();
   for (DType dtype : {DType::bf16, DType::f16}) {
     const BlockKind kind = dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
@@ -189,6 +190,7 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
   if (half_path_available(HalfPath::onednn_bf16)) {
     CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::onednn_bf16),
                       Catch::Contains("onednn-bf16 path takes bf16 weights"));
+    const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // the probe may say it is slower
     CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) ==
           (half_decode_path(best_q8_kernel()) == HalfPath::avx512 ? HalfPath::onednn_bf16
                                                                   : HalfPath::portable));

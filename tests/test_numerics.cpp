@@ -29,7 +29,11 @@ std::unique_ptr<InferenceBackend> make(const std::string& name, Numerics n) {
 bool fast_path_here() {
   const bool has =
       half_path_is_fast(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast));
-  if (!has) WARN("this CPU lacks AVX512-BF16: fast runs as exact here, only that is checked");
+  if (!has) {
+    WARN((half_path_available(HalfPath::onednn_bf16)
+              ? "LLAMA_BF16_UNIT=off or the probe: fast runs as exact, only that is checked"
+              : "this CPU lacks AVX512-BF16: fast runs as exact here, only that is checked"));
+  }
   return has;
 }
 
@@ -40,37 +44,42 @@ TEST_CASE("fast numerics: decode as exact's, prefill within bf16 rounding", "[nu
   const Model& model = m.model;
   std::vector<int32_t> tokens;
   for (int32_t i = 0; i < 40; ++i) tokens.push_back(1 + (i * 37) % 2000);
-  const bool fast_here = fast_path_here();
-  for (const char* name : {"blas", "graph"}) {
-    INFO(name);
-    auto exact = make(name, Numerics::exact);
-    auto fast = make(name, Numerics::fast);
-    exact->prepare(model);
-    fast->prepare(model);
-    for (int64_t pos = 0; pos < 6; ++pos) {
-      const std::span<const float> ea = exact->forward(tokens[size_t(pos)], pos);
-      const std::vector<float> a(ea.begin(), ea.end());
-      const std::span<const float> b = fast->forward(tokens[size_t(pos)], pos);
-      CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));  // decode stays exact
-    }
-    const std::span<const float> ew = exact->forward_batch(tokens, 0, true);
-    const std::vector<float> want(ew.begin(), ew.end());
-    const std::span<const float> got = fast->forward_batch(tokens, 0, true);
-    REQUIRE(got.size() == want.size());
-    const auto vocab = size_t(model.config.vocab_size);
-    double worst = 0;
-    for (size_t at = 0; at < got.size(); at += vocab) {
-      const auto d = compare::diff_logits(got.subspan(at, vocab),
-                                          std::span<const float>(want).subspan(at, vocab));
-      worst = std::max(worst, d.max_rel);
-    }
-    std::cout << name << ": fast vs exact prefill, worst relative logit difference " << worst
-              << "\n";
-    CHECK(worst < 2e-2);  // bf16 activations: 2^-9 per term, through 8 layers
-    if (fast_here) {
-      CHECK(worst > 0);  // the bf16 units ran
-    } else {
-      CHECK(worst == 0);
+  // on: the bf16 path where the CPU runs it, whatever the probe says of its
+  // speed; off: fast runs the exact kernels.
+  for (const char* unit : {"on", "off"}) {
+    const test::ScopedEnv env("LLAMA_BF16_UNIT", unit);
+    const bool fast_here = fast_path_here();
+    for (const char* name : {"blas", "graph"}) {
+      INFO(name << ", LLAMA_BF16_UNIT=" << unit);
+      auto exact = make(name, Numerics::exact);
+      auto fast = make(name, Numerics::fast);
+      exact->prepare(model);
+      fast->prepare(model);
+      for (int64_t pos = 0; pos < 6; ++pos) {
+        const std::span<const float> ea = exact->forward(tokens[size_t(pos)], pos);
+        const std::vector<float> a(ea.begin(), ea.end());
+        const std::span<const float> b = fast->forward(tokens[size_t(pos)], pos);
+        CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));  // decode stays exact
+      }
+      const std::span<const float> ew = exact->forward_batch(tokens, 0, true);
+      const std::vector<float> want(ew.begin(), ew.end());
+      const std::span<const float> got = fast->forward_batch(tokens, 0, true);
+      REQUIRE(got.size() == want.size());
+      const auto vocab = size_t(model.config.vocab_size);
+      double worst = 0;
+      for (size_t at = 0; at < got.size(); at += vocab) {
+        const auto d = compare::diff_logits(got.subspan(at, vocab),
+                                            std::span<const float>(want).subspan(at, vocab));
+        worst = std::max(worst, d.max_rel);
+      }
+      std::cout << name << ": fast vs exact prefill, worst relative logit difference " << worst
+                << "\n";
+      CHECK(worst < 2e-2);  // bf16 activations: 2^-9 per term, through 8 layers
+      if (fast_here) {
+        CHECK(worst > 0);  // the bf16 units ran
+      } else {
+        CHECK(worst == 0);
+      }
     }
   }
 }
@@ -97,20 +106,24 @@ TEST_CASE("llama-compare reports fast against exact, and explain names the kerne
   INFO(out.str() << err.str());
   CHECK((code == 0 || code == 1));
   CHECK_THAT(out.str(), Contains("graph (exact numerics)") && Contains("graph (fast numerics)"));
-  const bool fast_here = fast_path_here();
-  // Without the fast path, the batch path exact would take (avx512 or
-  // portable, by the CPU and LLAMA_CPU_LEVEL).
-  const std::string exact_prefill =
-      std::string("prefill ") +
-      to_string(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast)) +
-      " (fast numerics";
-  for (const char* b : {"blas", "graph"}) {
-    const auto r = test::run_llama_cli(
-        {"-c", test::model_path("hf/stories1M-bf16"), "-b", b, "--numerics", "fast", "--explain"});
-    INFO(b << ": " << r.out << r.err);
-    CHECK(r.exit_code == 0);
-    CHECK_THAT(r.out, Contains("numerics: fast") && Contains("bf16 read in place x f32: decode") &&
-                          Contains(fast_here ? std::string("prefill onednn-bf16 (oneDNN")
-                                             : exact_prefill));
+  for (const char* unit : {"on", "off"}) {
+    const test::ScopedEnv env("LLAMA_BF16_UNIT", unit);  // for the llama-cli processes too
+    const bool fast_here = fast_path_here();
+    // Without the fast path, the batch path exact would take (avx512 or
+    // portable, by the CPU and LLAMA_CPU_LEVEL).
+    const std::string exact_prefill =
+        std::string("prefill ") +
+        to_string(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast)) +
+        " (fast numerics";
+    for (const char* b : {"blas", "graph"}) {
+      const auto r = test::run_llama_cli({"-c", test::model_path("hf/stories1M-bf16"), "-b", b,
+                                          "--numerics", "fast", "--explain"});
+      INFO(b << ", LLAMA_BF16_UNIT=" << unit << ": " << r.out << r.err);
+      CHECK(r.exit_code == 0);
+      CHECK_THAT(
+          r.out,
+          Contains("numerics: fast") && Contains("bf16 read in place x f32: decode") &&
+              Contains(fast_here ? std::string("prefill onednn-bf16 (oneDNN") : exact_prefill));
+    }
   }
 }

@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ranges>
 #include <span>
 #include <string>
@@ -20,6 +22,35 @@ class InferenceBackend;
 }  // namespace llama
 
 namespace llama::test {
+
+// Sets environment variable `name` to `value` (unset for nullptr) for a scope,
+// then puts back what was there: for the overrides the library reads on each
+// call (LLAMA_BF16_UNIT, LLAMA_Q8_KERNEL) and for llama-cli processes started
+// inside the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 // A backend from the registry by spec ("blas", "counting:graph"), with `threads` (0: all).
 std::unique_ptr<InferenceBackend> make_backend(const std::string& spec, int threads = 0);

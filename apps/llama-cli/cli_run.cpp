@@ -19,6 +19,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/generate.hpp"
+#include "llama/kernels/bf16_unit.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
@@ -145,7 +146,9 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
   load_plugins(o.plugins);
   switch (o.action) {
     case Action::version:
-      out << version_line(kProgram) << "\n" << describe_cpu() << "\n";
+      out << version_line(kProgram) << "\n"
+          << describe_cpu() << "\n"
+          << describe_bf16_unit() << "\n";
       list_backends(out);
       return 0;
     case Action::list_backends:

@@ -8,6 +8,7 @@
 #include "half_kernels.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/bf16_unit.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/uninitialized_array.hpp"
 
@@ -63,8 +64,10 @@ HalfPath half_decode_path(Q8Kernel kernel) {
 HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   // Exact follows decode's path so that both give the same bits.
   if (half_decode_path(kernel) == HalfPath::portable) return HalfPath::portable;
+  // Fast only where the bf16 unit is faster (bf16_unit.hpp): elsewhere the
+  // exact kernels win on speed as well as accuracy.
   if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
-      half_path_available(HalfPath::onednn_bf16)) {
+      half_path_available(HalfPath::onednn_bf16) && bf16_unit().faster) {
     return HalfPath::onednn_bf16;
   }
   return HalfPath::avx512;
@@ -91,7 +94,7 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
   if (path == HalfPath::onednn_bf16) {
     const CpuFeatures& f = cpu_features();
     return std::string("onednn-bf16 (") + detail::onednn_description() + "; " + policy +
-           ": activations rounded to bf16; the CPU has AVX512-BF16" +
+           ": activations rounded to bf16; " + bf16_unit().why + "; the CPU has AVX512-BF16" +
            (f.amx_bf16 && f.amx_permitted ? " and AMX-BF16, whose tiles oneDNN takes)"
                                           : "; no AMX-BF16, which oneDNN would take itself)");
   }
@@ -101,7 +104,14 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
   const std::string why = std::string(to_string(path)) + " (" + policy;
   if (numerics == Numerics::fast) {
     if (kind != BlockKind::bf16) return why + ": f16 weights have no bf16 path)";
-    return why + ": the CPU lacks " + half_path_requirement(HalfPath::onednn_bf16) + ")";
+    if (!half_path_available(HalfPath::onednn_bf16)) {
+      return why + ": the CPU lacks " + half_path_requirement(HalfPath::onednn_bf16) + ")";
+    }
+    const Bf16UnitChoice unit = bf16_unit();
+    if (unit.ratio > 0) {
+      return why + ", but " + unit.why + ": exact kernels are faster; no AMX-BF16)";
+    }
+    return why + ", but " + unit.why + ": the exact kernels run)";
   }
   return why + "; decode's bits)";
 }
