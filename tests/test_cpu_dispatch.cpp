@@ -197,7 +197,7 @@ TEST_CASE("every parity case at every level the CPU runs, through llama-cli", "[
   auto cases = test::load_json(test::reference_path("parity.json"));
   for (const auto& c : test::load_json(test::reference_path("parity-q8.json"))) cases.push_back(c);
   for (SimdLevel l : levels) {
-    ::setenv("LLAMA_CPU_LEVEL", to_string(l), 1);
+    const test::ScopedEnv level("LLAMA_CPU_LEVEL", to_string(l));
     for (const char* backend : {"blas", "graph"}) {
       for (const auto& c : cases) {
         INFO(to_string(l) << " " << backend << " " << c["name"].get<std::string>());
@@ -210,5 +210,4 @@ TEST_CASE("every parity case at every level the CPU runs, through llama-cli", "[
     const auto v = test::run_llama_cli({"--version"});
     CHECK(v.out.find(std::string("simd level: ") + to_string(l)) != std::string::npos);
   }
-  ::unsetenv("LLAMA_CPU_LEVEL");
 }

@@ -68,7 +68,7 @@ TEST_CASE("gguf apps: llama.cpp's streams at every SIMD level this CPU runs", "[
   const auto levels = test::runnable_levels("gguf streams");
   const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
   for (SimdLevel l : levels) {
-    ::setenv("LLAMA_CPU_LEVEL", to_string(l), 1);
+    const test::ScopedEnv level("LLAMA_CPU_LEVEL", to_string(l));
     for (const char* backend : {"blas", "graph"}) {
       for (const auto& c : cases) {
         INFO(to_string(l) << " " << backend << " " << c["name"].get<std::string>());
@@ -86,7 +86,6 @@ TEST_CASE("gguf apps: llama.cpp's streams at every SIMD level this CPU runs", "[
       }
     }
   }
-  ::unsetenv("LLAMA_CPU_LEVEL");
 }
 
 TEST_CASE("gguf apps: --tokenize, --verify-checkpoint and --explain on a GGUF", "[gguf][cli]") {

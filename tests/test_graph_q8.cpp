@@ -68,9 +68,10 @@ TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best ker
   auto best = test::make_backend("graph", 2);
   best->prepare(ck.model());
   auto portable = test::make_backend("graph", 2);
-  ::setenv("LLAMA_Q8_KERNEL", "portable", 1);
-  portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
-  ::unsetenv("LLAMA_Q8_KERNEL");
+  {
+    const test::ScopedEnv force("LLAMA_Q8_KERNEL", "portable");
+    portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
+  }
   CHECK_THAT(portable->describe(), Contains("q8 groups of 64, portable kernel"));
   CHECK_THAT(best->describe(),
              Contains(std::string("q8 groups of 64, ") + to_string(best_q8_kernel()) + " kernel"));

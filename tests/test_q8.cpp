@@ -51,14 +51,6 @@ std::vector<float> naive_matvec(const std::vector<int8_t>& w, const std::vector<
   return out;
 }
 
-// Sets LLAMA_Q8_KERNEL for the scope of one test section.
-struct KernelOverride {
-  explicit KernelOverride(const char* value) {
-    if (value != nullptr) ::setenv("LLAMA_Q8_KERNEL", value, 1);
-  }
-  ~KernelOverride() { ::unsetenv("LLAMA_Q8_KERNEL"); }
-};
-
 }  // namespace
 
 TEST_CASE("activations are quantized as runq.c does", "[q8]") {
@@ -485,7 +477,7 @@ TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
   const Q8Kernel chosen = best_q8_kernel();
   CHECK((chosen == Q8Kernel::portable || q8_kernel_available(chosen)));
   {
-    KernelOverride force("portable");
+    const test::ScopedEnv force("LLAMA_Q8_KERNEL", "portable");
     CHECK(best_q8_kernel() == Q8Kernel::portable);
   }
   CHECK(best_q8_kernel() == chosen);
@@ -541,7 +533,7 @@ TEST_CASE("parity-q8.json on every int8 backend and both kernels", "[q8][parity]
   for (const char* backend_name : {"blas", "reference"}) {
     for (const char* kernel : {static_cast<const char*>(nullptr), "portable"}) {
       for (const int threads : {1, 2}) {
-        KernelOverride force(kernel);
+        const test::ScopedEnv force("LLAMA_Q8_KERNEL", kernel);
         for (const auto& c : cases) {
           INFO(backend_name << " kernel " << (kernel ? kernel : "best") << " threads " << threads
                             << " case " << c["name"].get<std::string>());
@@ -576,7 +568,7 @@ TEST_CASE("the BLAS backend's Q8_0 prompt batch equals token-by-token forward", 
   for (const char* kernel : {static_cast<const char*>(nullptr), "portable"}) {
     for (const int threads : {1, 2}) {
       INFO("kernel " << (kernel ? kernel : "best") << ", threads " << threads);
-      KernelOverride force(kernel);
+      const test::ScopedEnv force("LLAMA_Q8_KERNEL", kernel);
       BackendOptions o;
       o.threads = threads;
       auto a = BackendRegistry::instance().create("blas", o);
