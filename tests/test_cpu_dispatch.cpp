@@ -15,6 +15,7 @@
 
 #include "graph/kernels.hpp"
 #include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -109,8 +110,8 @@ TEST_CASE("graph decode product: every level gives the portable kernel's bits", 
   }
 }
 
-TEST_CASE("graph batch product: avx2 = avx512 bit for bit, portable within 1e-6", "[cpu][graph]") {
-  const auto levels = runnable_levels("graph matmul_rows");
+TEST_CASE("f32 GEMM: avx2 = avx512 bit for bit, portable within 1e-6", "[cpu][gemm]") {
+  const auto levels = runnable_levels("gemm_f32_rows");
   for (int64_t cols : {1, 17, 100, 385}) {
     for (int64_t rows : {1, 47, 49, 100}) {
       for (int64_t tokens : {1, 3, 8, 9, 70}) {
@@ -120,8 +121,8 @@ TEST_CASE("graph batch product: avx2 = avx512 bit for bit, portable within 1e-6"
         std::vector<std::vector<float>> out;
         for (SimdLevel l : levels) {
           std::vector<float> y(static_cast<size_t>(tokens * rows));
-          graph::matmul_rows(l, y.data(), rows, w.data(), x.data(), cols, cols, tokens, 0, rows,
-                             res.data(), rows);
+          gemm_f32_rows(l, y.data(), rows, w.data(), x.data(), cols, cols, tokens, 0, rows,
+                        res.data(), rows);
           out.push_back(std::move(y));
         }
         for (size_t i = 1; i < levels.size(); ++i) {

@@ -13,6 +13,7 @@
 #include "graph/executor.hpp"
 #include "graph/kernels.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 
 using namespace llama::graph;
 
@@ -245,7 +246,7 @@ std::map<ValueId, std::vector<float>> naive_eval(
           if (t == 1) {
             matvec_rows(o, w.data.data(), x, w.cols, 0, w.rows, nullptr);
           } else {
-            matmul_rows(o, n.cols, w.data.data(), x, w.cols, w.cols, 1, 0, w.rows, nullptr, 0);
+            llama::gemm_f32_rows(o, n.cols, w.data.data(), x, w.cols, w.cols, 1, 0, w.rows, nullptr, 0);
           }
           break;
         }

@@ -4,7 +4,7 @@
 // zero-padded tail) and reduced in one fixed tree, so every blocking gives the
 // same bits for the same (row, token). Double, not f32: with f32 lanes here the
 // mini32k-story parity case leaves run.c's stream (a near-tie in the nucleus
-// flips). Batches do not come here: their products are f32 (gemm_f32.cpp),
+// flips). Batches do not come here: their products are f32 (the core's gemm_f32_rows),
 // like the BLAS backend's sgemm prefill.
 //
 // Two versions with the same arithmetic: `avx512` (intrinsics, compiled for

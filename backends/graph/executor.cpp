@@ -5,6 +5,7 @@
 
 #include "kernels.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 #include "typed_ops.hpp"
 
 namespace llama::graph {
@@ -55,7 +56,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       // long enough (hundreds of rows) to stream the weights at full speed.
       // Blocks hold whole units: 8 rows for decode's passes, a packed panel
       // for batches (a split panel would cost a whole one on each side).
-      const int64_t unit = tokens == 1 ? 8 : kMatmulPanelRows;
+      const int64_t unit = tokens == 1 ? 8 : kGemmRowUnit;
       const int64_t units = (rows + unit - 1) / unit;
       const int64_t n_blocks =
           parallel ? std::max<int64_t>(1, std::min({int64_t{threads_} * 4, rows / 16, units})) : 1;
@@ -66,8 +67,8 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
         if (tokens == 1) {
           matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);
         } else {
-          matmul_rows(out, in.out.ld, in.w, a, in.a.ld, in.w_cols, tokens, r0, r1, residual,
-                      in.b.ld);
+          gemm_f32_rows(out, in.out.ld, in.w, a, in.a.ld, in.w_cols, tokens, r0, r1, residual,
+                        in.b.ld);
         }
       });
       break;

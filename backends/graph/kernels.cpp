@@ -1,5 +1,5 @@
 // Kernels: the decode product through the register-blocked dot_block (the
-// batched one is gemm_f32.cpp); element-wise loops written for the compiler to
+// batched one is the core's gemm_f32_rows); element-wise loops written for the compiler to
 // vectorize (-fopenmp-simd). Each is compiled for every SimdLevel and picked
 // at run time (simd_level()); the decode product gives the same bits on every
 // level (dot_block.hpp).

@@ -3,8 +3,8 @@
 // offset (plan.hpp); every row result comes from the core's matvec_rows (one
 // token) or matmat_rows (a batch), which agree bit for bit, so the thread
 // count, the row blocking and the batch size never change a bit. The one
-// exception: a batch with bf16/f16 weights under exact numerics runs graph's
-// own f32 GEMM (gemm_f32.cpp, widening the weights as it packs them): the
+// exception: a batch with bf16/f16 weights under exact numerics runs the
+// core's f32 GEMM (kernels/gemm_f32.hpp, widening the weights as it packs them): the
 // f32 model's prefill sums on the upcast weights, faster than the core's
 // register tiles (which keep decode's bits) on this project's Zen 5. Under
 // fast numerics a bf16 batch reads its input rounded to bf16 once into the
@@ -17,6 +17,7 @@
 #include <span>
 
 #include "kernels.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 #include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -102,7 +103,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   const int64_t n_blocks =
       parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * per_thread, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
-  const int64_t unit = gemm ? kMatmulPanelRows : 8;
+  const int64_t unit = gemm ? kGemmRowUnit : 8;
   const int64_t rows_per_block = (per + unit - 1) / unit * unit;
   // A batch goes through the core's batch kernel (for int8: 16 tokens in the
   // lanes of a register, rows walked 64 at a time so they stay in L2 while
@@ -134,8 +135,8 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
     }
     if (gemm) {
       const GemmWeights type = in.tw.dtype == DType::bf16 ? GemmWeights::bf16 : GemmWeights::f16;
-      matmul_rows(simd_level(), out, in.out.ld, type, in.tw.data.data(), a, in.a.ld, cols, tokens,
-                  r0, r1, residual, in.b.ld);
+      gemm_f32_rows(simd_level(), out, in.out.ld, type, in.tw.data.data(), a, in.a.ld, cols, tokens,
+                    r0, r1, residual, in.b.ld);
       return;
     }
     matmat_rows(all, in.out.ld, in.tw, batch, r0, r1, in.q8_kernel);

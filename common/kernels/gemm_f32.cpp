@@ -1,4 +1,4 @@
-// matmul_rows: the batched f32 product Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]),
+// gemm_f32_rows: the batched f32 product Y[t, i] = W[i, :] . X[t, :] (+ R[t, i]),
 // GEMM-style, with W read in place (row-major, as decode reads it) and the
 // small operand, X, packed instead: per call, each group of kGroupTokens
 // tokens is transposed once into X^T [cols, kGroupTokens] (on the avx512
@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 #include "llama/kernels/half.hpp"
 #include "llama/kernels/simd_target.hpp"
 
@@ -49,7 +49,7 @@
 #include "llama/kernels/avx512_transpose.hpp"
 #endif
 
-namespace llama::graph {
+namespace llama {
 namespace {
 
 constexpr int64_t kGroupTokens = 64;  // tokens per packed X^T group (its row stride)
@@ -326,20 +326,20 @@ const GemmKernels& kernels_for(SimdLevel level) {
 
 }  // namespace
 
-void matmul_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
-                 int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
-  matmul_rows(simd_level(), y, ldy, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
+void gemm_f32_rows(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx, int64_t cols,
+                   int64_t tokens, int64_t r0, int64_t r1, const float* residual, int64_t ldr) {
+  gemm_f32_rows(simd_level(), y, ldy, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
 }
 
-void matmul_rows(SimdLevel level, float* y, int64_t ldy, const float* w, const float* x,
-                 int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
-                 const float* residual, int64_t ldr) {
-  matmul_rows(level, y, ldy, GemmWeights::f32, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
+void gemm_f32_rows(SimdLevel level, float* y, int64_t ldy, const float* w, const float* x,
+                   int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
+                   const float* residual, int64_t ldr) {
+  gemm_f32_rows(level, y, ldy, GemmWeights::f32, w, x, ldx, cols, tokens, r0, r1, residual, ldr);
 }
 
-void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const void* w,
-                 const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
-                 const float* residual, int64_t ldr) {
+void gemm_f32_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const void* w,
+                   const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0,
+                   int64_t r1, const float* residual, int64_t ldr) {
   const GemmKernels& kernels = kernels_for(level);
   const int64_t slice = kSliceTokens * kernels.tile_vectors;  // tokens per tile
   // f32 [groups, cols, kGroupTokens]: X^T of up to two groups (128 tokens),
@@ -402,4 +402,4 @@ void matmul_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const
   }
 }
 
-}  // namespace llama::graph
+}  // namespace llama
