@@ -1,8 +1,11 @@
 // bf16/f16 products read in place (kernels/half_products.hpp, the bf16/f16
 // rows of kernels/products.hpp): every batch path this CPU runs against the
 // portable kernel over odd sizes (rows and columns off every tile, batches
-// 1..70, columns not multiples of 32), each exact path against decode's kernel
-// of the same level bit for bit, the fast path within its stated bound. The
+// 1..70, columns not multiples of 32): the exact portable path against
+// decode's kernel bit for bit, avx512 against the f32 GEMM on the upcast
+// weights bit for bit (and decode's kernels of each level against each
+// other), every path within 1e-6 of the portable one, the fast path within
+// its stated bound. The
 // output names the paths run and those this CPU lacks (never counted passed).
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -13,6 +16,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/block_products.hpp"
 #include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/gemm_f32.hpp"
 #include "llama/kernels/half.hpp"
 #include "llama/kernels/half_products.hpp"
 #include "llama/kernels/products.hpp"
@@ -92,11 +96,24 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             const HalfPath decode_path =
                 path == HalfPath::portable ? HalfPath::portable : HalfPath::avx512;
             // Decode's AVX-512 block kernels run where the CPU has VNNI too.
-            const bool same_bits = path == HalfPath::portable ||
-                                   (path == HalfPath::avx512 && q8_kernel_available(decode));
+            const bool check_decode = path == HalfPath::portable ||
+                                      (path == HalfPath::avx512 && q8_kernel_available(decode));
+            // avx512: the f32 GEMM on the upcast weights, bit for bit.
+            std::vector<float> gemm;
+            if (path == HalfPath::avx512) {
+              std::vector<float> up(h.bits.size());
+              for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t k = 0; k < cols; ++k)
+                  up[static_cast<size_t>(r * cols + k)] = value(h, r, k);
+              }
+              gemm.assign(got.size(), -7.0f);
+              gemm_f32_rows(SimdLevel::avx512, gemm.data(), rows, up.data(), x.data(), ld, cols, n,
+                            0, rows, nullptr, 0);
+              CHECK(got == gemm);
+            }
             for (int64_t t = 0; t < n; ++t) {
               std::vector<float> dec(static_cast<size_t>(rows));
-              if (same_bits) {
+              if (check_decode) {
                 const auto xt =
                     std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols));
                 blocks_matvec_rows_f32(dec, h.m, xt, 0, rows, decode);
@@ -120,7 +137,8 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
                 if (half_path_is_fast(path)) {
                   CHECK(std::fabs(double(g) - p) <= std::ldexp(mag, -8) + 1e-6 * mag);
                 } else {
-                  if (same_bits) CHECK(g == dec[static_cast<size_t>(r)]);  // decode's bits
+                  // portable: decode's bits
+                  if (path == HalfPath::portable) CHECK(g == dec[static_cast<size_t>(r)]);
                   CHECK(std::fabs(double(g) - p) <= 1e-6 * mag);
                 }
               }
@@ -166,7 +184,17 @@ TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]")
       std::vector<float> one(37);
       matvec_rows(one, w, ProductInput{std::span(x).subspan(static_cast<size_t>(t * 70), 70), {}},
                   0, 37, kernel);
-      for (int64_t r = 0; r < 37; ++r) CHECK(batched[static_cast<size_t>(t * 37 + r)] == one[r]);
+      for (int64_t r = 0; r < 37; ++r) {
+        const float b = batched[static_cast<size_t>(t * 37 + r)];
+        // The f32 GEMM's sums (AVX-512): decode's to f32 rounding, two f32
+        // sums of 70 terms of |w x| <= 2 (each within 70 * 2^-24 * 140);
+        // elsewhere decode's bits.
+        if (batch_runs_gemm_f32(w, kernel, Numerics::exact)) {
+          CHECK(std::fabs(b - one[r]) <= std::ldexp(2.0 * 70 * 140, -24));
+        } else {
+          CHECK(b == one[r]);
+        }
+      }
     }
     // fast: bf16 within the bound of numerics.hpp (f16 stays exact).
     ProductBatch fast{x, 70, {}, n};

@@ -1,12 +1,11 @@
 // Typed-weight instructions on the arena. A quantized value's f32 scales sit
 // at its ArenaRef offset and its i8 values at the instruction's q_values byte
 // offset (plan.hpp); every row result comes from the core's matvec_rows (one
-// token) or matmat_rows (a batch), which agree bit for bit, so the thread
-// count, the row blocking and the batch size never change a bit. The one
-// exception: a batch with bf16/f16 weights under exact numerics runs the
-// core's f32 GEMM (kernels/gemm_f32.hpp, widening the weights as it packs them): the
-// f32 model's prefill sums on the upcast weights, faster than the core's
-// register tiles (which keep decode's bits) on this project's Zen 5. Under
+// token) or matmat_rows (a batch), so the thread count and the row blocking
+// never change a bit. One token and a batch agree bit for bit but where the
+// batch runs the core's f32 GEMM (batch_runs_gemm_f32: bf16/f16 weights on
+// AVX-512, the f32 model's prefill sums on the upcast weights); its row
+// blocks are whole kGemmRowUnit multiples. Under
 // fast numerics a bf16 batch reads its input rounded to bf16 once into the
 // arena (round_bf16) and runs oneDNN one row block per thread. A residual
 // add fused into the product (Instruction::residual) is added to each
@@ -29,14 +28,6 @@ size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
 // Below this many weights a product runs on one thread.
 constexpr int64_t kParallelMinWeights = int64_t{1} << 16;
-
-// Whether a batch with `w` runs graph's GEMM: bf16/f16 weights whose core
-// batch path under `numerics` is not a fast (bf16-rounding) one.
-bool half_batch_on_gemm(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
-  if (w.dtype != DType::bf16 && w.dtype != DType::f16) return false;
-  const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
-  return !half_path_is_fast(half_batch_path(kind, kernel, numerics));
-}
 
 }  // namespace
 
@@ -94,7 +85,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   // the row count, so a split would make its bits depend on the threads.
   const bool parallel =
       rows * cols * tokens >= kParallelMinWeights && !(in.bf16_input && tokens == 1);
-  const bool gemm = tokens > 1 && half_batch_on_gemm(in.tw, in.q8_kernel, in.numerics);
+  const bool gemm = tokens > 1 && batch_runs_gemm_f32(in.tw, in.q8_kernel, in.numerics);
   // As the f32 product: a few blocks per thread, whole multiples of 8 rows
   // (of a packed panel for the GEMM).
   // A rounded batch: one block per thread (oneDNN blocks the rows itself; more

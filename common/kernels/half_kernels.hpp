@@ -1,6 +1,5 @@
-// Private to the core: the SIMD batch kernels behind half_products.hpp. Each
-// computes out[t * out_stride + r] for rows [row_begin, row_end) and vectors
-// [0, n) of x (f32, ld apart); the caller checks the CPU first.
+// Private to the core: the SIMD kernels behind half_products.hpp (decode's
+// rows, the fast path's rounding, oneDNN's ISA); the caller checks the CPU first.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +8,6 @@
 #include "llama/kernels/block_products.hpp"
 
 namespace llama::detail {
-
-// Exact, AVX-512 F/BW/VL: blocks_matvec_rows_f32_avx512's bits (bf16, f16).
-void half_matmat_rows_avx512(float* out, int64_t out_stride, const BlockMatrix& w, const float* x,
-                             int64_t ld, int64_t n, int64_t row_begin, int64_t row_end);
 
 // Decode, AVX-512 F/BW/VL: out[r - row_begin] for rows [row_begin, row_end),
 // 4 rows at a time, prefetched into L2 in address order 16 KiB ahead;

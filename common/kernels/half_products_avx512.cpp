@@ -1,12 +1,9 @@
-// AVX-512 batch kernels for bf16/f16 weights read in place (prefill):
-// register tiles of R weight rows x T activation vectors, each weight vector
-// loaded (and upcast) once per tile step for the T vectors.
-// - exact: every (row, vector) result is blocks_f32_avx512.cpp's row_bf16 /
-//   row_f16 for that pair, bit for bit: the same 16 f32 lanes per result, the
-//   same fused multiply-adds in the same order (f16: two accumulators over
-//   32-value steps, the tail into the first), the same pairwise horizontal sum.
-// Also the rounding of activations to bf16 for the fast path (whose products
-// oneDNN runs: half_products_onednn.cpp).
+// AVX-512 kernels for bf16/f16 weights read in place: decode's matrix-vector
+// rows, every result blocks_f32_avx512.cpp's row_bf16 / row_f16 bit for bit
+// (the same 16 f32 lanes, the same fused multiply-adds in the same order, the
+// same pairwise horizontal sum), and the rounding of activations to bf16 for
+// the fast path (whose products oneDNN runs: half_products_onednn.cpp).
+// Exact batches run the core's f32 GEMM instead (gemm_f32.hpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -24,9 +21,6 @@
 namespace llama::detail {
 namespace {
 
-// The rows a tile of weights spans (kept in L2 while the batch passes over
-// it); the register tiles' shapes are at half_matmat_rows_avx512.
-constexpr int64_t kTileRows = 64;
 // Bytes a decode pass prefetches ahead of where it reads: 16 KiB measured
 // best (8 KiB 0.86-0.90 of a one-thread read probe, 16 KiB 0.95-1.02, 32 KiB
 // 0.90; the next rows at the same column, as before, 0.77-0.82: AMD Zen 5,
@@ -62,89 +56,6 @@ LLAMA_TARGET_AVX512 inline __m512 bf16_upcast(__m256i h) {
       _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
 }
 
-// R rows from `w` (row stride w_ld values) x T vectors from `x` (stride ld),
-// n values each, results at out[t * out_ld + r].
-template <int R, int T>
-LLAMA_TARGET_AVX512 void bf16_tile(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
-                                   int64_t n, float* out, int64_t out_ld) {
-  __m512 acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    __m512 wv[R];
-    for (int r = 0; r < R; ++r) {
-      wv[r] = bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * w_ld + k)));
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 xv = _mm512_loadu_ps(x + t * ld + k);
-      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
-    }
-  }
-  if (k < n) {
-    const __mmask16 m = tail_mask(n - k);
-    __m512 wv[R];
-    for (int r = 0; r < R; ++r) {
-      wv[r] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
-          kAll, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k)), 16));
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ld + k);
-      for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(acc[r][t]);
-}
-
-// f16: row_f16's two accumulators per (row, vector), one over the first and
-// one over the second half of each 32-value step, so a tile holds 2 R T sums;
-// each half's weights are widened for all R rows, used for the T vectors,
-// then the other half's. 4 rows x 3 vectors (24 sums, 4 weights, 1 vector in
-// registers) measured 1.5-1.7x the 2 x 4 tile this replaced (AMD Zen 5, one
-// thread, the 110M/340M shapes, 128 vectors): per 12 FMAs it loads 3 vectors
-// of x instead of 6, and it is within 0.8-1.0 of bf16's 4 x 4.
-template <int R, int T>
-LLAMA_TARGET_AVX512 void f16_tile(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
-                                  int64_t n, float* out, int64_t out_ld) {
-  __m512 a0[R][T], a1[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) a0[r][t] = a1[r][t] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 32 <= n; k += 32) {
-    __m512 wv[R];
-    for (int r = 0; r < R; ++r) {
-      wv[r] = _mm512_maskz_cvtph_ps(
-          kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * w_ld + k)));
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 x0 = _mm512_loadu_ps(x + t * ld + k);
-      for (int r = 0; r < R; ++r) a0[r][t] = _mm512_fmadd_ps(wv[r], x0, a0[r][t]);
-    }
-    for (int r = 0; r < R; ++r) {
-      wv[r] = _mm512_maskz_cvtph_ps(
-          kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * w_ld + k + 16)));
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 x1 = _mm512_loadu_ps(x + t * ld + k + 16);
-      for (int r = 0; r < R; ++r) a1[r][t] = _mm512_fmadd_ps(wv[r], x1, a1[r][t]);
-    }
-  }
-  for (; k < n; k += 16) {
-    const __mmask16 m = tail_mask(n - k);
-    __m512 wv[R];
-    for (int r = 0; r < R; ++r) {
-      wv[r] = _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, w + r * w_ld + k));
-    }
-    for (int t = 0; t < T; ++t) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * ld + k);
-      for (int r = 0; r < R; ++r) a0[r][t] = _mm512_fmadd_ps(wv[r], xv, a0[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) out[t * out_ld + r] = hsum(_mm512_add_ps(a0[r][t], a1[r][t]));
-}
-
 // Decode: rows [row_begin, row_end) of W x into out[r - row_begin], R rows at a
 // time so each 16 values of x are loaded once for R rows and R independent
 // FMA chains overlap. R interleaved row streams defeat the hardware
@@ -153,7 +64,7 @@ LLAMA_TARGET_AVX512 void f16_tile(const uint16_t* w, int64_t w_ld, const float* 
 // bytes ahead of the pass's linear position: the R rows are contiguous, so the
 // prefetches sweep the block's bytes once, in order, a fixed distance ahead
 // (into the next rows, the next block, the next matrix). Per row the same
-// lanes and order as the tiles above (row_bf16/row_f16's).
+// lanes and order as row_bf16/row_f16.
 template <int R>
 LLAMA_TARGET_AVX512 void bf16_rows(const uint16_t* w, int64_t cols, const float* x, float* out) {
   __m512 acc[R];
@@ -217,71 +128,6 @@ LLAMA_TARGET_AVX512 void f16_rows(const uint16_t* w, int64_t cols, const float* 
   for (int r = 0; r < R; ++r) out[r] = hsum(_mm512_add_ps(a0[r], a1[r]));
 }
 
-// One register tile of up to R rows and V (at most 4) vectors, dispatched on
-// the remainders.
-template <template <int, int> class Tile, int R, int V>
-LLAMA_TARGET_AVX512 void run_vectors(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
-                                     int64_t n, int64_t vectors, float* out, int64_t out_ld) {
-  static_assert(V >= 1 && V <= 4);
-  int64_t t = 0;
-  for (; t + V <= vectors; t += V) {
-    Tile<R, V>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
-  }
-  switch (vectors - t) {
-    case 3:
-      Tile<R, 3>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
-      break;
-    case 2:
-      Tile<R, 2>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
-      break;
-    case 1:
-      Tile<R, 1>::run(w, w_ld, x + t * ld, ld, n, out + t * out_ld, out_ld);
-      break;
-    default:
-      break;
-  }
-}
-
-template <int R, int T>
-struct Bf16Tile {
-  LLAMA_TARGET_AVX512 static void run(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
-                                      int64_t n, float* out, int64_t out_ld) {
-    bf16_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
-  }
-};
-template <int R, int T>
-struct F16Tile {
-  LLAMA_TARGET_AVX512 static void run(const uint16_t* w, int64_t w_ld, const float* x, int64_t ld,
-                                      int64_t n, float* out, int64_t out_ld) {
-    f16_tile<R, T>(w, w_ld, x, ld, n, out, out_ld);
-  }
-};
-
-// Rows [row_begin, row_end) in tiles of kTileRows; within a tile, every group
-// of V vectors passes over the tile's rows R at a time.
-template <template <int, int> class Tile, int R, int V>
-LLAMA_TARGET_AVX512 void run_rows(float* out, int64_t out_stride, const BlockMatrix& w,
-                                  const float* x, int64_t ld, int64_t n, int64_t row_begin,
-                                  int64_t row_end) {
-  const int64_t cols = w.cols;
-  const auto* base = reinterpret_cast<const uint16_t*>(w.bytes.data());
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
-    const int64_t r1 = std::min(row_end, r0 + kTileRows);
-    for (int64_t t = 0; t < n; t += V) {
-      const int64_t vectors = std::min<int64_t>(V, n - t);
-      const float* xt = x + t * ld;
-      float* ot = out + t * out_stride;
-      int64_t r = r0;
-      for (; r + R <= r1; r += R) {
-        run_vectors<Tile, R, V>(base + r * cols, cols, xt, ld, cols, vectors, ot + r, out_stride);
-      }
-      for (; r < r1; ++r) {
-        run_vectors<Tile, 1, V>(base + r * cols, cols, xt, ld, cols, vectors, ot + r, out_stride);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 LLAMA_TARGET_AVX512_BF16 void round_to_bf16(const float* x, int64_t n, uint16_t* out,
@@ -314,18 +160,6 @@ LLAMA_TARGET_AVX512 void half_matvec_rows_avx512(float* out, const BlockMatrix& 
     const uint16_t* row = base + r * cols;
     float* o = out + (r - row_begin);
     bf16 ? bf16_rows<1>(row, cols, x, o) : f16_rows<1>(row, cols, x, o);
-  }
-}
-
-LLAMA_TARGET_AVX512 void half_matmat_rows_avx512(float* out, int64_t out_stride,
-                                                 const BlockMatrix& w, const float* x, int64_t ld,
-                                                 int64_t n, int64_t row_begin, int64_t row_end) {
-  // bf16: 4 rows x 4 vectors (16 sums); f16: 4 rows x 3 vectors (24 sums,
-  // row_f16's two per pair: f16_tile).
-  if (w.kind == BlockKind::bf16) {
-    run_rows<Bf16Tile, 4, 4>(out, out_stride, w, x, ld, n, row_begin, row_end);
-  } else {
-    run_rows<F16Tile, 4, 3>(out, out_stride, w, x, ld, n, row_begin, row_end);
   }
 }
 

@@ -1,7 +1,9 @@
 // The core's f32 GEMM for batches (prefill): Y = X W^T over a row range, with
 // W read in place, f32 or bf16/f16 widened exactly on the way in
-// (kernels/gemm_f32.cpp says how it is blocked). Graph's, moved into the
-// core so that every backend can run it.
+// (kernels/gemm_f32.cpp says how it is blocked). Backends without a GEMM of
+// their own for a dtype run it: graph for every float batch, the product
+// table (products.hpp) for bf16/f16 batches under exact numerics, so every
+// backend's exact bf16 prefill sums on the upcast weights as an f32 GEMM does.
 #pragma once
 
 #include <cstdint>

@@ -1,17 +1,20 @@
 // Products with bf16 and f16 weights read in place: the rows of the core's
-// product table for DType::bf16 / f16 (kernels/products.hpp). The definition
-// every exact path keeps is the block kernels' (kernels/block_products.hpp
-// blocks_matvec_rows_f32: upcast in registers, 16 f32 lanes, a pairwise sum);
-// decode runs it 4 rows at a time (half_matvec_rows), prefill in register
-// tiles of rows x vectors (half_matmat_rows).
+// product table for DType::bf16 / f16 (kernels/products.hpp). Every exact
+// path computes on the exactly upcast weights in f32. Decode keeps the block
+// kernels' definition (kernels/block_products.hpp blocks_matvec_rows_f32:
+// upcast in registers, 16 f32 lanes, a pairwise sum), 4 rows at a time
+// (half_matvec_rows); an exact batch on AVX-512 is the f32 model's batch
+// product instead (the core's GEMM, kernels/gemm_f32.hpp: one FMA chain per
+// result), so its results equal decode's to f32 rounding, not bit for bit.
 //
 // Paths, by numerics policy (llama/numerics.hpp) and CPU:
 // - exact, portable: blocks_matvec_rows_f32(Q8Kernel::portable) per vector,
-//   64-row tiles so each tile comes from memory once per batch.
-// - exact, avx512 (AVX-512 F/BW/VL): R rows x T vectors at a time, each weight
-//   vector upcast once in registers for the T vectors; every (row, vector)
-//   result is blocks_matvec_rows_f32(Q8Kernel::avx512_vnni)'s bit for bit (the
-//   same 16 lanes, the same order, the same horizontal sum).
+//   64-row tiles so each tile comes from memory once per batch (decode's bits).
+// - exact, avx512 (AVX-512 F/BW/VL): gemm_f32_rows(SimdLevel::avx512) with
+//   the weights widened exactly as it packs them. Register tiles that kept
+//   decode's bits ran 0.73x blas's sgemm prefill on an Intel Xeon (their
+//   horizontal sums compete with the FMAs for ports 0 and 5); this runs
+//   1.08-1.18x (docs/performance.md).
 // - fast, onednn-bf16 (the default fast path; bf16 weights, AVX512-BF16):
 //   activations rounded to bf16 (nearest even) once per call, or once per
 //   batch by the backend (Bf16BatchView below), then oneDNN's
@@ -88,7 +91,8 @@ void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<cons
 
 // out[t * out_stride + r] = row r of W . x_t for rows [row_begin, row_end)
 // and the n vectors x_t = x[t * ld, t * ld + cols) (f32), W bf16 or f16
-// [rows, cols]. Throws Error for a path this CPU lacks or fast on f16.
+// [rows, cols]; results independent of the row range. Throws Error for a
+// path this CPU lacks or fast on f16.
 void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                       std::span<const float> x, int64_t ld, int64_t n, int64_t row_begin,
                       int64_t row_end, HalfPath path);

@@ -7,9 +7,11 @@
 //
 // Contract for every dtype listed by product_dtypes(): each (row, vector)
 // result of matmat_rows equals matvec_rows' bit for bit (under the exact
-// numerics policy), and neither depends on the row range, so backends split
-// rows across threads freely. bf16 and f16 weights are read in place too
-// (kernels/half_products.hpp): backends send every non-f32 matrix here.
+// numerics policy) unless batch_runs_gemm_f32 says the batch is the f32
+// GEMM's (bf16/f16 on AVX-512: equal to f32 rounding), and neither depends
+// on the row range, so backends split rows across threads freely. bf16 and
+// f16 weights are read in place too (kernels/half_products.hpp): backends
+// send every non-f32 matrix here.
 #pragma once
 
 #include <cstdint>
@@ -98,9 +100,17 @@ struct ProductBatch {
 void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,
                  int64_t row_end, Q8Kernel kernel);
 // out[t * out_stride + r] for rows [row_begin, row_end) and each vector t:
-// each weight row read once for the batch, each result equal to matvec_rows'.
+// each weight row read once for the batch, each result equal to matvec_rows'
+// (but see batch_runs_gemm_f32).
 void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, const ProductBatch& x,
                  int64_t row_begin, int64_t row_end, Q8Kernel kernel);
+
+// Whether matmat_rows with `w` runs the core's f32 GEMM (kernels/gemm_f32.hpp)
+// on the weights widened exactly: bf16/f16 under exact numerics (or fast where
+// the bf16 unit is not taken) on AVX-512. Its results then equal matvec_rows'
+// to f32 rounding, not bit for bit, and row ranges that start at multiples of
+// kGemmRowUnit waste no lanes.
+bool batch_runs_gemm_f32(const Tensor& w, Q8Kernel kernel, Numerics numerics);
 
 // "q8_0 x q8 groups of 64, avx512-vnni kernel": what --explain says about `w`'s products.
 std::string describe_products(const Tensor& w, Q8Kernel kernel);
