@@ -47,6 +47,7 @@ TEST_CASE("choose_bf16_unit: overrides, AMX, and the measured threshold", "[bf16
       const Bf16UnitChoice on = choose_bf16_unit("on", bf16, amx, measure_half);
       CHECK(on.faster);
       CHECK(on.why == "LLAMA_BF16_UNIT=on");
+      CHECK(on.basis == Bf16UnitBasis::setting);
       const Bf16UnitChoice off = choose_bf16_unit("off", bf16, amx, measure_two);
       CHECK_FALSE(off.faster);
       CHECK(off.why == "LLAMA_BF16_UNIT=off");
@@ -63,10 +64,13 @@ TEST_CASE("choose_bf16_unit: overrides, AMX, and the measured threshold", "[bf16
     const Bf16UnitChoice amx = choose_bf16_unit(setting, true, true, measure_half);
     CHECK(amx.faster);  // tiles count as faster, unmeasured
     CHECK(amx.ratio == 0);
+    CHECK(amx.basis == Bf16UnitBasis::amx);
+    CHECK(none.basis == Bf16UnitBasis::no_bf16);
     CHECK(g_measured == 0);
     const Bf16UnitChoice slow = choose_bf16_unit(setting, true, false, measure_half);
     CHECK_FALSE(slow.faster);
     CHECK(slow.ratio == 0.5);
+    CHECK(slow.basis == Bf16UnitBasis::measured);
     CHECK(slow.why == "this CPU's vdpbf16ps runs 0.50x the f32 FMA FLOP rate (measured)");
     CHECK(choose_bf16_unit(setting, true, false, measure_two).faster);
     CHECK(choose_bf16_unit(setting, true, false, measure_at_threshold).faster);
@@ -90,13 +94,16 @@ TEST_CASE("the bf16 unit probe measures a finite positive ratio where the CPU ha
   CHECK(r < 16);  // 64 FLOP an instruction against 32: far above 2 is a broken timer
   CHECK(bf16_dot_flops_per_f32_fma_flop() == r);  // measured once
   test::ScopedEnv probe("LLAMA_BF16_UNIT", nullptr);
-  const Bf16UnitChoice c = bf16_unit();
+  const Bf16UnitChoice& c = bf16_unit();
   const CpuFeatures& f = cpu_features();
   if (!(f.amx_bf16 && f.os_tiles && f.amx_permitted)) {
     CHECK(c.ratio == r);
     CHECK(c.faster == (r >= kBf16UnitFasterRatio));
     CHECK_THAT(c.why, Contains("(measured)"));
   }
+  CHECK(&bf16_unit() == &c);  // each setting's choice made once
+  const test::ScopedEnv bad("LLAMA_BF16_UNIT", "sometimes");
+  CHECK_THROWS_WITH(bf16_unit(), Contains("unknown value 'sometimes'"));
 }
 
 TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit][half]") {

@@ -94,32 +94,47 @@ double bf16_dot_flops_per_f32_fma_flop() {
 
 Bf16UnitChoice choose_bf16_unit(std::string_view setting, bool has_bf16, bool has_amx,
                                 double (*measure_ratio)()) {
-  if (setting == "on") return {true, 0, "LLAMA_BF16_UNIT=on"};
-  if (setting == "off") return {false, 0, "LLAMA_BF16_UNIT=off"};
+  using B = Bf16UnitBasis;
+  if (setting == "on") return {true, 0, B::setting, "LLAMA_BF16_UNIT=on"};
+  if (setting == "off") return {false, 0, B::setting, "LLAMA_BF16_UNIT=off"};
   if (!setting.empty() && setting != "probe") {
     throw Error("LLAMA_BF16_UNIT: unknown value '" + std::string(setting) + "' (on, off or probe)");
   }
-  if (!has_bf16) return {false, 0, "the CPU lacks AVX512-BF16"};
-  if (has_amx) return {true, 0, "AMX-BF16 tiles (not measured: they dwarf the FMAs)"};
+  if (!has_bf16) return {false, 0, B::no_bf16, "the CPU lacks AVX512-BF16"};
+  if (has_amx) return {true, 0, B::amx, "AMX-BF16 tiles (not measured: they dwarf the FMAs)"};
   const double r = measure_ratio();
-  return {r >= kBf16UnitFasterRatio, r,
+  return {r >= kBf16UnitFasterRatio, r, B::measured,
           "this CPU's vdpbf16ps runs " + ratio_text(r) + " the f32 FMA FLOP rate (measured)"};
 }
 
-Bf16UnitChoice bf16_unit() {
+const Bf16UnitChoice& bf16_unit() {
+  const auto choose = [](std::string_view setting) {
+    const CpuFeatures& f = cpu_features();
+    return choose_bf16_unit(setting, f.avx512bf16 && f.avx512f && f.os_zmm,
+                            f.amx_bf16 && f.os_tiles && f.amx_permitted,
+                            bf16_dot_flops_per_f32_fma_flop);
+  };
   const char* env = std::getenv("LLAMA_BF16_UNIT");
-  const CpuFeatures& f = cpu_features();
-  return choose_bf16_unit(env == nullptr ? "" : env, f.avx512bf16 && f.avx512f && f.os_zmm,
-                          f.amx_bf16 && f.os_tiles && f.amx_permitted,
-                          bf16_dot_flops_per_f32_fma_flop);
+  const std::string_view setting = env == nullptr ? "" : env;
+  if (setting == "on") {
+    static const Bf16UnitChoice on = choose("on");
+    return on;
+  }
+  if (setting == "off") {
+    static const Bf16UnitChoice off = choose("off");
+    return off;
+  }
+  if (!setting.empty() && setting != "probe") choose(setting);  // throws: an unknown value
+  static const Bf16UnitChoice probed = choose("probe");
+  return probed;
 }
 
 std::string describe_bf16_unit() {
-  const Bf16UnitChoice c = bf16_unit();
+  const Bf16UnitChoice& c = bf16_unit();
   std::string unit;
-  if (c.ratio > 0) {
+  if (c.basis == Bf16UnitBasis::measured) {
     unit = ratio_text(c.ratio) + " f32 FMA (measured)";
-  } else if (c.why.starts_with("AMX")) {
+  } else if (c.basis == Bf16UnitBasis::amx) {
     unit = "AMX-BF16 tiles (not measured)";
   } else {
     unit = c.why;

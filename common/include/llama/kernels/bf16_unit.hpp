@@ -19,10 +19,14 @@ namespace llama {
 // pay for rounding the batch and oneDNN's call overhead, hence a margin.
 inline constexpr double kBf16UnitFasterRatio = 1.25;
 
+// What a choice rests on.
+enum class Bf16UnitBasis { setting, no_bf16, amx, measured };
+
 struct Bf16UnitChoice {
   bool faster = false;  // whether fast numerics should take the bf16 unit
   double ratio = 0;     // measured bf16 / f32 FLOP rate; 0 when not measured
-  std::string why;      // "0.50x the f32 FMA FLOP rate (measured)", "LLAMA_BF16_UNIT=on", ...
+  Bf16UnitBasis basis = Bf16UnitBasis::no_bf16;
+  std::string why;  // "0.50x the f32 FMA FLOP rate (measured)", "LLAMA_BF16_UNIT=on", ...
 };
 
 // vdpbf16ps zmm FLOP/s over vfmadd231ps zmm FLOP/s on one core (independent
@@ -41,7 +45,9 @@ Bf16UnitChoice choose_bf16_unit(std::string_view setting, bool has_bf16, bool ha
 
 // choose_bf16_unit for this CPU and LLAMA_BF16_UNIT, read on every call (as
 // LLAMA_Q8_KERNEL is) so that tests can set it around a backend's prepare.
-Bf16UnitChoice bf16_unit();
+// Each setting's choice is made once per process: half_batch_path asks on
+// every fast product, so a call costs a getenv, not a string built.
+const Bf16UnitChoice& bf16_unit();
 
 // For --version: "bf16 unit: 0.50x f32 FMA (measured), fast numerics runs
 // f32 kernels".
