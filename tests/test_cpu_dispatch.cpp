@@ -112,9 +112,11 @@ TEST_CASE("graph decode product: every level gives the portable kernel's bits", 
 
 TEST_CASE("f32 GEMM: avx2 = avx512 bit for bit, portable within 1e-6", "[cpu][gemm]") {
   const auto levels = runnable_levels("gemm_f32_rows");
+  // Rows off the 6- and 4-row tiles, tokens off the 8-token vectors, the
+  // 16-token slices and the 64-token groups.
   for (int64_t cols : {1, 17, 100, 385}) {
-    for (int64_t rows : {1, 47, 49, 100}) {
-      for (int64_t tokens : {1, 3, 8, 9, 70}) {
+    for (int64_t rows : {1, 5, 7, 47, 49, 100}) {
+      for (int64_t tokens : {1, 3, 8, 9, 15, 17, 33, 70}) {
         const auto w = test::random_floats(static_cast<size_t>(rows * cols), 11u, 1.0f);
         const auto x = test::random_floats(static_cast<size_t>(tokens * cols), 13u, 1.0f);
         const auto res = test::random_floats(static_cast<size_t>(tokens * rows), 17u, 1.0f);

@@ -28,9 +28,10 @@
 // and these are the earlier design's bits.
 //
 // Kernels per SimdLevel, picked at run time: avx512 (intrinsics: tiles of 6
-// rows x 64 tokens, 24 accumulators), and plain loops compiled for avx2 (FMA:
-// the same bits as avx512) and portable (fused_madd's double sums: the same
-// bits but for rare double roundings), in tiles of 4 rows x 16 tokens.
+// rows x 64 tokens, 24 accumulators), avx2 (intrinsics, gemm_f32_avx2.cpp:
+// 6 rows x 16 tokens, 12 accumulators; FMA: the same bits as avx512) and
+// portable (plain loops, fused_madd's double sums: the same bits but for rare
+// double roundings, in tiles of 4 rows x 16 tokens).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -39,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "gemm_f32_tile.hpp"
 #include "llama/kernels/gemm_f32.hpp"
 #include "llama/kernels/half.hpp"
 #include "llama/kernels/simd_target.hpp"
@@ -52,53 +54,12 @@
 namespace llama {
 namespace {
 
-constexpr int64_t kGroupTokens = 64;  // tokens per packed X^T group (its row stride)
-constexpr int64_t kSliceTokens = 16;  // tokens per vector of a tile
-
-// The operands of one micro-tile.
-struct Tile {
-  const float* xt;  // f32 [cols, kGroupTokens] (X^T of the group), at the tile's first token
-  const float* w;   // f32 [rows, ldw]: the tile's first row of W
-  int64_t ldw;      // = cols
-  int64_t cols;
-  float* y;  // f32 [tokens, ldy], at the tile's first token and row
-  int64_t ldy;
-  const float* residual;  // f32 [tokens, ldr] at the same place, or null
-  int64_t ldr;
-  int64_t tokens;  // valid tokens, at most the tile's width (the rest of X^T is zero)
-  // The next row tile's first row (f32, bf16 or f16; its rows cols elements
-  // apart) to request into L2 while this one runs, or null: otherwise the
-  // next tile's first reads (its widening, or its first token slice) wait on
-  // DRAM, in as many streams as rows.
-  const char* next;
-  int64_t next_rows;
-  int64_t next_elem;  // bytes per weight of the next tile: 4 or 2
-  int64_t next_mask;  // 64 / next_elem - 1: columns k with k & mask == 0 start a cache line
-};
-
-// At the columns k that start a cache line of the next tile's rows
-// (every 16 columns for f32, 32 for bf16/f16), requests that line of each row.
-LLAMA_ALWAYS_INLINE void prefetch_next(const Tile& m, int64_t k) {
-  if ((k & m.next_mask) != 0) return;
-  const int64_t row_bytes = m.cols * m.next_elem;
-  for (int64_t r = 0; r < m.next_rows; ++r) {
-    __builtin_prefetch(m.next + r * row_bytes + k * m.next_elem, 0, 2);
-  }
-}
-
-// Writes one tile's sums s (f32 [R, width], row-major) to y, transposed:
-// y[t, r] = s[r, t] (+ residual[t, r]) for the valid tokens.
-template <int R>
-LLAMA_ALWAYS_INLINE void store_transposed(const Tile& m, const float* s, int64_t width) {
-  for (int64_t t = 0; t < m.tokens; ++t) {
-    float* y = m.y + t * m.ldy;
-    const float* res = m.residual ? m.residual + t * m.ldr : nullptr;
-    for (int r = 0; r < R; ++r) {
-      const float v = s[r * width + t];
-      y[r] = res ? res[r] + v : v;
-    }
-  }
-}
+using detail::gemm::kGroupTokens;
+using detail::gemm::kSliceTokens;
+using detail::gemm::MicroTile;
+using detail::gemm::prefetch_next;
+using detail::gemm::store_transposed;
+using detail::gemm::Tile;
 
 #if LLAMA_HAVE_X86_TARGETS
 namespace avx512 {
@@ -207,9 +168,9 @@ LLAMA_ALWAYS_INLINE void pack_group(float* xt, const float* x, int64_t ldx, int6
   }
 }
 
-// Fma: whether the caller's level has FMA (fused_madd: std::fma there, the
-// sum in double on the portable level). A tile of R rows x kSliceTokens tokens.
-template <int R, bool Fma>
+// A tile of R rows x kSliceTokens tokens, fused_madd<false>: the sums in
+// double (no FMA on the portable level).
+template <int R>
 LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
   float acc[R][kSliceTokens] = {};
   for (int64_t k = 0; k < m.cols; ++k) {
@@ -217,7 +178,7 @@ LLAMA_ALWAYS_INLINE void micro_tile(const Tile& m) {
     const float* x = m.xt + k * kGroupTokens;
     for (int r = 0; r < R; ++r) {
       const float b = m.w[r * m.ldw + k];
-      for (int64_t t = 0; t < kSliceTokens; ++t) acc[r][t] = fused_madd<Fma>(x[t], b, acc[r][t]);
+      for (int64_t t = 0; t < kSliceTokens; ++t) acc[r][t] = fused_madd<false>(x[t], b, acc[r][t]);
     }
   }
   store_transposed<R>(m, &acc[0][0], kSliceTokens);
@@ -239,25 +200,16 @@ void widen_weights_at(GemmWeights type, float* to, const uint16_t* from, int64_t
   }
 }
 
-// The generic kernels compiled for avx2 and portable.
-LLAMA_TARGET_AVX2 void pack_group_avx2(float* xt, const float* x, int64_t ldx, int64_t cols,
-                                       int64_t tokens) {
-  generic::pack_group(xt, x, ldx, cols, tokens);
-}
+// The generic kernels compiled for portable.
 void pack_group_portable(float* xt, const float* x, int64_t ldx, int64_t cols, int64_t tokens) {
   generic::pack_group(xt, x, ldx, cols, tokens);
 }
 template <int R>
-LLAMA_TARGET_AVX2 void micro_tile_avx2(const Tile& m) {
-  generic::micro_tile<R, true>(m);
-}
-template <int R>
 void micro_tile_portable(const Tile& m) {
-  generic::micro_tile<R, false>(m);
+  generic::micro_tile<R>(m);
 }
 
 using PackGroup = void (*)(float*, const float*, int64_t, int64_t, int64_t);
-using MicroTile = void (*)(const Tile&);
 using WidenWeights = void (*)(GemmWeights, float*, const uint16_t*, int64_t);
 constexpr int kMaxRows = 6, kMaxVectors = kGroupTokens / kSliceTokens;
 
@@ -295,15 +247,25 @@ constexpr GemmKernels make_generic(PackGroup pack, WidenWeights widen, std::inde
           {std::array<MicroTile, kMaxVectors>{Tiles<R + 1>::fn}...}};
 }
 template <int R>
-struct Avx2Tile {
-  static constexpr MicroTile fn = R <= generic::kTileRows ? &micro_tile_avx2<R> : nullptr;
-};
-template <int R>
 struct PortableTile {
   static constexpr MicroTile fn = R <= generic::kTileRows ? &micro_tile_portable<R> : nullptr;
 };
-constexpr GemmKernels kAvx2 = make_generic<Avx2Tile>(
-    &pack_group_avx2, &widen_weights_at<SimdLevel::avx2>, std::make_index_sequence<kMaxRows>{});
+static_assert(detail::gemm::kAvx2TileRows <= kMaxRows);
+// Built on first use (its tiles are in gemm_f32_avx2.cpp, so not constexpr).
+const GemmKernels& avx2_kernels() {
+  static const GemmKernels kernels = [] {
+    GemmKernels k{&detail::gemm::pack_group_avx2,
+                  &widen_weights_at<SimdLevel::avx2>,
+                  detail::gemm::kAvx2TileRows,
+                  1,
+                  {}};
+    for (int r = 0; r < detail::gemm::kAvx2TileRows; ++r) {
+      k.tiles[static_cast<size_t>(r)][0] = detail::gemm::avx2_tiles[r];
+    }
+    return k;
+  }();
+  return kernels;
+}
 constexpr GemmKernels kPortable =
     make_generic<PortableTile>(&pack_group_portable, &widen_weights_at<SimdLevel::portable>,
                                std::make_index_sequence<kMaxRows>{});
@@ -317,7 +279,7 @@ const GemmKernels& kernels_for(SimdLevel level) {
       [[fallthrough]];
 #endif
     case SimdLevel::avx2:
-      return kAvx2;
+      return avx2_kernels();
     case SimdLevel::portable:
       break;
   }
