@@ -7,8 +7,10 @@
 // other), every path within 1e-6 of the portable one, the fast path within
 // its stated bound. The
 // output names the paths run and those this CPU lacks (never counted passed).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -98,17 +100,18 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             // Decode's AVX-512 block kernels run where the CPU has VNNI too.
             const bool check_decode = path == HalfPath::portable ||
                                       (path == HalfPath::avx512 && q8_kernel_available(decode));
-            // avx512: the f32 GEMM on the upcast weights, bit for bit.
+            // avx512, avx2: the f32 GEMM of that level on the upcast weights, bit for bit.
             std::vector<float> gemm;
-            if (path == HalfPath::avx512) {
+            if (path == HalfPath::avx512 || path == HalfPath::avx2) {
               std::vector<float> up(h.bits.size());
               for (int64_t r = 0; r < rows; ++r) {
                 for (int64_t k = 0; k < cols; ++k)
                   up[static_cast<size_t>(r * cols + k)] = value(h, r, k);
               }
               gemm.assign(got.size(), -7.0f);
-              gemm_f32_rows(SimdLevel::avx512, gemm.data(), rows, up.data(), x.data(), ld, cols, n,
-                            0, rows, nullptr, 0);
+              gemm_f32_rows(path == HalfPath::avx2 ? SimdLevel::avx2 : SimdLevel::avx512,
+                            gemm.data(), rows, up.data(), x.data(), ld, cols, n, 0, rows, nullptr,
+                            0);
               CHECK(got == gemm);
             }
             for (int64_t t = 0; t < n; ++t) {
@@ -145,6 +148,51 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             }
           }
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16/f16 decode at the avx2 level: avx512's bits, the portable kernel's within 1e-6",
+          "[half][kernels]") {
+  const bool avx2 = half_path_available(HalfPath::avx2);
+  const bool avx512 = half_path_available(HalfPath::avx512);
+  std::cout << "half decode avx2-f32: " << (avx2 ? "run" : "not run (the CPU lacks AVX2)")
+            << "; bit equality with avx512-f32: "
+            << (avx2 && avx512 ? "run" : "not run (the CPU lacks AVX-512 F/BW/VL)") << "\n";
+  if (!avx2) {
+    WARN("this CPU lacks " << half_path_requirement(HalfPath::avx2) << ": avx2-f32 not tested");
+    return;
+  }
+  if (!avx512) WARN("this CPU lacks AVX-512: avx2-f32 = avx512-f32 not tested");
+  for (BlockKind kind : {BlockKind::bf16, BlockKind::f16}) {
+    // Rows off the 4- and 3-row steps; columns off the 8/16/32-value steps.
+    for (int64_t rows : {1, 2, 3, 4, 5, 7, 17, 67}) {
+      for (int64_t cols : {1, 7, 8, 15, 16, 17, 31, 32, 33, 48, 100, 257, 1000}) {
+        INFO(to_string(kind) << " " << rows << "x" << cols);
+        const Half h = random_half(kind, rows, cols, static_cast<uint32_t>(rows * 7919 + cols));
+        const std::vector<float> x = test::random_floats(static_cast<size_t>(cols), 31u, 2.0f);
+        const auto run = [&](HalfPath path) {
+          // -7: a result left unwritten shows; two ranges split off the row step.
+          std::vector<float> out(static_cast<size_t>(rows), -7.0f);
+          const int64_t mid = std::min<int64_t>(rows, rows / 2 + 1);
+          half_matvec_rows(std::span(out).first(static_cast<size_t>(mid)), h.m, x, 0, mid, path);
+          half_matvec_rows(std::span(out).subspan(static_cast<size_t>(mid)), h.m, x, mid, rows,
+                           path);
+          return out;
+        };
+        const std::vector<float> portable = run(HalfPath::portable);
+        const std::vector<float> got = run(HalfPath::avx2);
+        for (int64_t r = 0; r < rows; ++r) {
+          double mag = 0;  // sum |w_k x_k|
+          for (int64_t k = 0; k < cols; ++k) {
+            mag += std::fabs(double(value(h, r, k)) * x[static_cast<size_t>(k)]);
+          }
+          INFO("row " << r);
+          CHECK(std::fabs(double(got[static_cast<size_t>(r)]) - portable[static_cast<size_t>(r)]) <=
+                1e-6 * mag);
+        }
+        if (avx512) CHECK(got == run(HalfPath::avx512));
       }
     }
   }
@@ -219,9 +267,9 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
     CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::onednn_bf16),
                       Catch::Contains("onednn-bf16 path takes bf16 weights"));
     const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // the probe may say it is slower
+    const HalfPath decode = half_decode_path(best_q8_kernel());
     CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) ==
-          (half_decode_path(best_q8_kernel()) == HalfPath::avx512 ? HalfPath::onednn_bf16
-                                                                  : HalfPath::portable));
+          (decode == HalfPath::avx512 ? HalfPath::onednn_bf16 : decode));
   } else {
     WARN("this CPU lacks AVX512-BF16: the refusal of an unavailable path is what is tested");
     CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::onednn_bf16),
@@ -239,15 +287,20 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
       half_path_is_fast(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact)));
   // Their own level: AVX-512 F/BW/VL, whatever the int8 kernels' VNNI says;
   // Q8Kernel::portable keeps the plain loops only where VNNI would have run.
+  // The avx2 level has no int8 kernels (every caller's is portable): avx2 for all.
   const bool avx512 = simd_level() == SimdLevel::avx512;
   const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
-  CHECK(half_decode_path(Q8Kernel::portable) ==
-        (avx512 && !vnni ? HalfPath::avx512 : HalfPath::portable));
+  const HalfPath below = simd_level() == SimdLevel::avx2 ? HalfPath::avx2 : HalfPath::portable;
+  CHECK(half_decode_path(Q8Kernel::portable) == (avx512 && !vnni ? HalfPath::avx512 : below));
   if (vnni) {
-    CHECK(half_batch_path(BlockKind::bf16, Q8Kernel::portable, Numerics::fast) ==
-          HalfPath::portable);
-    CHECK(half_decode_path(Q8Kernel::avx512_vnni) ==
-          (avx512 ? HalfPath::avx512 : HalfPath::portable));
+    CHECK(half_batch_path(BlockKind::bf16, Q8Kernel::portable, Numerics::fast) == below);
+    CHECK(half_decode_path(Q8Kernel::avx512_vnni) == (avx512 ? HalfPath::avx512 : below));
+  }
+  if (simd_level() == SimdLevel::avx2) {
+    CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact) == HalfPath::avx2);
+    CHECK_THAT(explain_half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast),
+               Catch::StartsWith("avx2-f32 (fast numerics: the bf16 unit needs the avx512 level"));
+    CHECK_THAT(explain_half_decode_path(best_q8_kernel()), Catch::StartsWith("avx2-f32 (upcast"));
   }
   CHECK(parse_numerics("fast", "--numerics") == Numerics::fast);
   CHECK_THROWS_WITH(parse_numerics("quick", "--numerics"),

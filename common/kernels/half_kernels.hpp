@@ -15,6 +15,11 @@ namespace llama::detail {
 void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x, int64_t row_begin,
                              int64_t row_end);
 
+// Decode, AVX2/FMA/F16C: the same results bit for bit (the avx512 kernels'
+// 16 lanes as two ymm), 4 bf16 or 3 f16 rows at a time, the same prefetch.
+void half_matvec_rows_avx2(float* out, const BlockMatrix& w, const float* x, int64_t row_begin,
+                           int64_t row_end);
+
 // x (f32 [n]) rounded to bf16 (nearest even) into out (bf16 [padded], the
 // values past n zero), padded a multiple of 32; needs AVX512-BF16.
 void round_to_bf16(const float* x, int64_t n, uint16_t* out, int64_t padded);

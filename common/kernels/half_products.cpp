@@ -1,6 +1,6 @@
 // bf16/f16 products: path choice and the portable path (half_products.hpp);
-// the SIMD paths are in half_products_avx512.cpp, oneDNN's in
-// half_products_onednn.cpp.
+// the SIMD paths are in half_products_avx512.cpp and half_products_avx2.cpp,
+// oneDNN's in half_products_onednn.cpp.
 #include "llama/kernels/half_products.hpp"
 
 #include <algorithm>
@@ -19,6 +19,8 @@ const char* to_string(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return "avx512-f32";
+    case HalfPath::avx2:
+      return "avx2-f32";
     case HalfPath::onednn_bf16:
       return "onednn-bf16";
     default:
@@ -32,6 +34,8 @@ const char* half_path_requirement(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return "AVX-512 F/BW/VL";
+    case HalfPath::avx2:
+      return "AVX2, FMA and F16C";
     case HalfPath::onednn_bf16:
       return "AVX512-BF16 and oneDNN's avx512_core_bf16 ISA or above";
     default:
@@ -44,6 +48,8 @@ bool half_path_available(HalfPath path) {
   switch (path) {
     case HalfPath::avx512:
       return avx512;
+    case HalfPath::avx2:
+      return simd_level_supported(SimdLevel::avx2);
     case HalfPath::onednn_bf16:  // the activations are rounded with AVX512-BF16
       return avx512 && cpu_features().avx512bf16 && detail::onednn_bf16_isa();
     default:
@@ -52,6 +58,12 @@ bool half_path_available(HalfPath path) {
 }
 
 HalfPath half_decode_path(Q8Kernel kernel) {
+  // The avx2 level has no int8 kernel of its own, so every caller's kernel
+  // is portable there and the reference backend's plain loops cannot be told
+  // from the best: all take avx2, as an AVX-512 CPU without VNNI takes avx512.
+  if (simd_level() == SimdLevel::avx2 && half_path_available(HalfPath::avx2)) {
+    return HalfPath::avx2;
+  }
   if (simd_level() != SimdLevel::avx512 || !half_path_available(HalfPath::avx512)) {
     return HalfPath::portable;
   }
@@ -63,8 +75,10 @@ HalfPath half_decode_path(Q8Kernel kernel) {
 }
 
 HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
-  // Exact follows decode's path so that both give the same bits.
-  if (half_decode_path(kernel) == HalfPath::portable) return HalfPath::portable;
+  // Exact follows decode's level: portable keeps decode's bits; avx2 and
+  // avx512 run the f32 GEMM at that level. The avx2 level has no bf16 unit.
+  const HalfPath decode = half_decode_path(kernel);
+  if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
   // Fast only where the bf16 unit is faster (bf16_unit.hpp): elsewhere the
   // exact kernels win on speed as well as accuracy.
   if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
@@ -80,8 +94,13 @@ bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
 }
 
 std::string explain_half_decode_path(Q8Kernel kernel) {
-  if (half_decode_path(kernel) == HalfPath::avx512) {
+  const HalfPath path = half_decode_path(kernel);
+  if (path == HalfPath::avx512) {
     return "avx512-f32 (upcast in registers, f32 sums; AVX-512 F/BW/VL present)";
+  }
+  if (path == HalfPath::avx2) {
+    return "avx2-f32 (upcast in registers, f32 sums, avx512-f32's bits; " + describe_simd_level() +
+           ")";
   }
   if (simd_level() == SimdLevel::avx512) {
     return "portable (upcast, f32 sums; the plain loops were asked for)";
@@ -103,6 +122,12 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
     return "portable (" + policy + "; decode runs the portable kernels)";
   }
   const std::string why = std::string(to_string(path)) + " (" + policy;
+  if (path == HalfPath::avx2) {
+    const std::string unit =
+        numerics == Numerics::fast ? ": the bf16 unit needs the avx512 level; " : "; ";
+    return why + unit + "the f32 GEMM at the avx2 level on the weights widened exactly; " +
+           describe_simd_level() + ")";
+  }
   if (numerics == Numerics::fast) {
     if (kind != BlockKind::bf16) return why + ": f16 weights have no bf16 path)";
     if (!half_path_available(HalfPath::onednn_bf16)) {
@@ -126,7 +151,7 @@ void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<cons
     blocks_matvec_rows_f32(out, w, x, row_begin, row_end, Q8Kernel::portable);
     return;
   }
-  if (path != HalfPath::avx512 || !half_path_available(path)) {
+  if ((path != HalfPath::avx512 && path != HalfPath::avx2) || !half_path_available(path)) {
     throw Error(std::string("half_matvec_rows: no ") + to_string(path) + " decode on this CPU");
   }
   if (row_end <= row_begin) return;
@@ -134,7 +159,11 @@ void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<cons
       static_cast<int64_t>(out.size()) < row_end - row_begin) {
     throw Error("half_matvec_rows: buffers smaller than the product");
   }
-  detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
+  if (path == HalfPath::avx2) {
+    detail::half_matvec_rows_avx2(out.data(), w, x.data(), row_begin, row_end);
+  } else {
+    detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
+  }
 }
 
 void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
@@ -155,11 +184,12 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
   }
   switch (path) {
     case HalfPath::avx512:
+    case HalfPath::avx2:
       // The f32 model's batch product on the upcast weights: on an Intel Xeon
       // (model 207) 1.08-1.18x blas's sgemm prefill where register tiles
       // keeping decode's bits (16 lanes, horizontal sums) reached 0.73x.
-      gemm_f32_rows(SimdLevel::avx512, out.data(), out_stride,
-                    w.kind == BlockKind::bf16 ? GemmWeights::bf16 : GemmWeights::f16,
+      gemm_f32_rows(path == HalfPath::avx2 ? SimdLevel::avx2 : SimdLevel::avx512, out.data(),
+                    out_stride, w.kind == BlockKind::bf16 ? GemmWeights::bf16 : GemmWeights::f16,
                     w.bytes.data(), x.data(), ld, w.cols, n, row_begin, row_end, nullptr, 0);
       return;
     case HalfPath::onednn_bf16: {

@@ -158,7 +158,8 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
 bool batch_runs_gemm_f32(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return false;
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
-  return half_batch_path(kind, kernel, numerics) == HalfPath::avx512;
+  const HalfPath path = half_batch_path(kind, kernel, numerics);
+  return path == HalfPath::avx512 || path == HalfPath::avx2;
 }
 
 void InputCache::reserve(int64_t max_values) {

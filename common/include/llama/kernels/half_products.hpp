@@ -15,6 +15,10 @@
 //   decode's bits ran 0.73x blas's sgemm prefill on an Intel Xeon (their
 //   horizontal sums compete with the FMAs for ports 0 and 5); this runs
 //   1.08-1.18x (docs/performance.md).
+// - exact, avx2 (the avx2 level: AVX2, FMA, F16C): decode as avx512's bit
+//   for bit (its 16 lanes as two ymm), batches gemm_f32_rows(SimdLevel::avx2)
+//   (the same bits as avx512's GEMM). Every caller's kernel is
+//   Q8Kernel::portable at that level, so the reference backend runs it too.
 // - fast, onednn-bf16 (the default fast path; bf16 weights, AVX512-BF16):
 //   activations rounded to bf16 (nearest even) once per call, or once per
 //   batch by the backend (Bf16BatchView below), then oneDNN's
@@ -32,8 +36,9 @@
 // which moves a result by less than K * 2^-126 besides.
 //
 // Levels: these kernels need AVX-512 F/BW/VL only (plus AVX512-BF16 for the
-// fast path), not the VNNI the int8 kernels want, so they pick their own
-// level (half_decode_path) rather than following best_q8_kernel().
+// fast path), or AVX2/FMA/F16C at the avx2 level, not the VNNI the int8
+// kernels want, so they pick their own level (half_decode_path) rather than
+// following best_q8_kernel().
 #pragma once
 
 #include <cstdint>
@@ -47,10 +52,10 @@
 
 namespace llama {
 
-enum class HalfPath { portable, avx512, onednn_bf16 };
-inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx512,
+enum class HalfPath { portable, avx2, avx512, onednn_bf16 };
+inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx2, HalfPath::avx512,
                                           HalfPath::onednn_bf16};
-// "portable", "avx512-f32", "onednn-bf16".
+// "portable", "avx2-f32", "avx512-f32", "onednn-bf16".
 const char* to_string(HalfPath path);
 // Whether the path rounds activations to bf16 (the fast policy's paths).
 bool half_path_is_fast(HalfPath path);
@@ -59,11 +64,12 @@ bool half_path_available(HalfPath path);
 // What the path needs of the CPU: "", "AVX-512 F/BW/VL", "AVX512-BF16", ...
 const char* half_path_requirement(HalfPath path);
 
-// Decode's path (portable or avx512) for a backend whose other products run
+// Decode's path (portable, avx2 or avx512) for a backend whose other products run
 // `kernel`. Q8Kernel::portable asked for on a CPU that runs the VNNI kernels
 // (the reference backend's plain loops, LLAMA_Q8_KERNEL=portable) keeps the
 // plain loops; elsewhere the best level simd_level() allows: an AVX-512 CPU
-// without VNNI, whose best_q8_kernel() is portable, still gets avx512.
+// without VNNI, whose best_q8_kernel() is portable, still gets avx512, and
+// the avx2 level (no int8 kernels: every caller's is portable) avx2.
 HalfPath half_decode_path(Q8Kernel kernel);
 // The batch path for `kind` (BlockKind::bf16 or f16) under `numerics` where
 // decode runs half_decode_path(kernel).
@@ -84,7 +90,8 @@ std::string explain_half_decode_path(Q8Kernel kernel);
 // Decode: out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
 // `path` avx512: 4 rows at a time sharing each load of x, the rows' bytes
 // prefetched into L2 in address order 16 KiB ahead (AVX-512 F/BW/VL), each result
-// blocks_matvec_rows_f32's (Q8Kernel::avx512_vnni) bit for bit; portable:
+// blocks_matvec_rows_f32's (Q8Kernel::avx512_vnni) bit for bit; avx2: the
+// same bits with AVX2/FMA/F16C (4 bf16 or 3 f16 rows at a time); portable:
 // blocks_matvec_rows_f32's portable loop. Throws Error for another path or one this CPU lacks.
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                       int64_t row_begin, int64_t row_end, HalfPath path);
