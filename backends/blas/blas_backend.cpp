@@ -39,7 +39,8 @@ BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       numerics_(options.numerics),
       kv_option_(options.kv_cache),
-      arena_(std::make_unique<tbb::task_arena>(threads_)) {}
+      arena_(std::make_unique<tbb::task_arena>(threads_)),
+      team_(threads_) {}
 
 DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
@@ -128,7 +129,9 @@ void BlasBackend::attention(int64_t layer, int64_t pos) {
   };
   // Threads pay off only once the cache is long enough.
   if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
-    arena_->execute([&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
+    team_.run(c.n_heads, [&](int64_t h0, int64_t h1) {
+      for (int64_t h = h0; h < h1; ++h) head(h);
+    });
   } else {
     for (int64_t h = 0; h < c.n_heads; ++h) head(h);
   }
@@ -139,6 +142,9 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   const Config& c = config_;
   check_token_position(c, token, pos);
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
+  // The token's products and attention hand off to team workers that spin
+  // between them (llama/row_team.hpp).
+  const RowTeam::Session session(team_);
   const int64_t dim = c.dim, kv_dim = c.kv_dim();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
   const std::span<float> xb = std::span(xb_).first(sz(dim));         // normed input
