@@ -77,7 +77,8 @@ class BlasBackend final : public InferenceBackend {
   KvCacheOption kv_option_;  // BackendOptions::kv_cache
   KvChoice kv_;              // the cache's dtype and why
   std::unique_ptr<tbb::task_arena> arena_;  // prefill's threads
-  RowTeam team_;                            // decode's threads: one session per forward()
+  RowTeam team_;                 // decode's threads: one session per forward() when decode_on_team_
+  bool decode_on_team_ = false;  // the layers' products run the core's kernels (not sgemv)
   Config config_;
   RopeTable rope_;
   float eps_ = 0;  // float(config_.norm_eps)
