@@ -1,8 +1,8 @@
 // Decode's logits do not depend on the thread count: bf16, f16 and f32
 // weights on blas and graph, 1, 2 and 3 threads, bit for bit. Decode splits
 // its products across a RowTeam (llama/row_team.hpp) whose chunks fall
-// wherever the threads happen to take them, so only whole-row (16-row group
-// for sgemv) chunks keep this; a chunk lost or run twice changes the logits.
+// wherever the threads happen to take them (blas f32: the oneTBB arena), so only whole-row (16-row
+// group for sgemv) chunks keep this; a chunk lost or run twice changes the logits.
 #include <catch2/catch.hpp>
 
 #include <iostream>
