@@ -2,8 +2,8 @@
 // loops, its independence of the row split and token count, and bf16/f16
 // weights (every backend's exact prefill of bf16/f16 models): on every
 // SimdLevel this CPU runs, the same bits as the f32 GEMM on the exactly upcast
-// weights, over sizes off the panel (48 rows), the column block (384), the
-// 16-value pack step and the 8-token micro tile. Levels the CPU lacks are
+// weights, over sizes off the row tiles (6 rows), the 16-value pack step and
+// the 16- and 64-token steps. Levels the CPU lacks are
 // reported, never counted as passed.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -33,8 +33,8 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng) {
 TEST_CASE("f32 GEMM against a plain loop", "[gemm]") {
   std::mt19937 rng(8);
   for (int64_t cols : {1, 5, 64, 257, 1000, 2816}) {
-    // 66 rows from row 3: a whole and a partial panel (48 rows each); tokens
-    // not a multiple of the 8 per tile; up to 2816 columns: several column blocks.
+    // 66 rows from row 3: whole and partial row tiles (6 rows); tokens off the
+    // 16-token vectors; up to 2816 columns: the 340M shape's widest input.
     for (int64_t tokens : {1, 2, 13, 30}) {
       INFO("cols = " << cols << ", tokens = " << tokens);
       const int64_t rows = 71;
