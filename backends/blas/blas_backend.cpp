@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -40,8 +39,7 @@ BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       numerics_(options.numerics),
       kv_option_(options.kv_cache),
-      arena_(std::make_unique<tbb::task_arena>(threads_)),
-      team_(threads_) {}
+      arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
@@ -86,7 +84,6 @@ void BlasBackend::prepare(const Model& model) {
   }
   final_norm_ = f32_.view(w.final_norm);
   classifier_ = matrix(w.classifier);
-  decode_on_team_ = !layers_.empty() && layers_.front().wq.core();
   auto sized = [](std::vector<float>& v, int64_t n) { v.assign(static_cast<size_t>(n), 0.0f); };
   sized(x_, c.dim);
   sized(xb_, std::max(c.dim, c.q_dim()));
@@ -131,14 +128,7 @@ void BlasBackend::attention(int64_t layer, int64_t pos) {
   };
   // Threads pay off only once the cache is long enough.
   if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {
-    if (team_.in_session()) {
-      team_.run(c.n_heads, [&](int64_t h0, int64_t h1) {
-        for (int64_t h = h0; h < h1; ++h) head(h);
-      });
-    } else {
-      arena_->execute(
-          [&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
-    }
+    arena_->execute([&] { tbb::parallel_for(int64_t{0}, c.n_heads, [&](int64_t h) { head(h); }); });
   } else {
     for (int64_t h = 0; h < c.n_heads; ++h) head(h);
   }
@@ -149,12 +139,6 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   const Config& c = config_;
   check_token_position(c, token, pos);
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
-  // The token's products and attention hand off to team workers that spin
-  // between them (llama/row_team.hpp), for the core's kernels only: f32
-  // sgemv on the team lost 12-19% of decode (340M, 15.5-15.7 against
-  // 17.9-19.3 tok/s, alternated), so f32 models keep the oneTBB arena.
-  std::optional<RowTeam::Session> session;
-  if (decode_on_team_) session.emplace(team_);
   const int64_t dim = c.dim, kv_dim = c.kv_dim();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
   const std::span<float> xb = std::span(xb_).first(sz(dim));         // normed input

@@ -1,9 +1,9 @@
 // The BLAS backend: run.c's forward pass, f32 matrix products through
 // OpenBLAS's sgemv/sgemm reading the weights in place (bf16 and f16 widened to
 // f32 at prepare), products of other dtypes through the core's kernels
-// (kernels/products.hpp), rows split across a oneTBB arena (prefill) or a
-// RowTeam (decode: llama/row_team.hpp); attention split across heads. One forward pass for every
-// dtype: the per-matrix choice and the step arithmetic (run.c's or runq.c's) are made at prepare.
+// (kernels/products.hpp), rows split across a oneTBB arena; attention split
+// across heads. One forward pass for every dtype: the per-matrix choice and
+// the step arithmetic (run.c's or runq.c's) are made at prepare.
 #pragma once
 
 #include <tbb/task_arena.h>
@@ -19,7 +19,6 @@
 #include "llama/kernels/rope.hpp"
 #include "llama/kernels/steps.hpp"
 #include "llama/kv_cache.hpp"
-#include "llama/row_team.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {
@@ -76,9 +75,7 @@ class BlasBackend final : public InferenceBackend {
   Numerics numerics_;        // BackendOptions::numerics: fast lets bf16 batches round inputs
   KvCacheOption kv_option_;  // BackendOptions::kv_cache
   KvChoice kv_;              // the cache's dtype and why
-  std::unique_ptr<tbb::task_arena> arena_;  // prefill's threads
-  RowTeam team_;                 // decode's threads: one session per forward() when decode_on_team_
-  bool decode_on_team_ = false;  // the layers' products run the core's kernels (not sgemv)
+  std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
   RopeTable rope_;
   float eps_ = 0;  // float(config_.norm_eps)

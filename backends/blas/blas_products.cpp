@@ -2,8 +2,7 @@
 // backend's oneTBB arena; for f32 weights every block is one single-threaded
 // OpenBLAS call, for other dtypes one call of the core's kernel.
 //
-// In decode (forward) the blocks are a RowTeam's chunks instead
-// (llama/row_team.hpp). Why not OpenBLAS's own threads: they are woken for every call (about 45
+// Why not OpenBLAS's own threads: they are woken for every call (about 45
 // calls per token on the 15M shape) and spin between calls; on a machine with
 // other work running, that collapsed decode with 2 threads to 11-22 tok/s
 // against 100 with one (15M shape, llama-cli -j 2 vs -j 1, same run). Blocks
@@ -72,41 +71,11 @@ void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
                 static_cast<blasint>(w.cols), 1.0f, w.f32.data() + b.r0 * w.cols,
                 static_cast<blasint>(w.cols), b.x->f32.data(), 1, 0.0f, b.y.data(), 1);
   };
-  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
-  if (parallel && team_.in_session()) {
-    // Decode (forward): chunks of about RowTeam::kProductChunkBytes of whole
-    // 16-row groups, per matrix; each thread walks its own contiguous share
-    // of them (so the kernels' prefetch runs on into its next chunk).
-    std::array<int64_t, 4> first{};  // each matrix's first chunk
-    std::array<int64_t, 3> chunk_rows{};
-    i = 0;
-    for (const Output& o : outs) {
-      const int64_t row_bytes = o.w->core()
-                                    ? std::max<int64_t>(1, o.w->tensor.data.size_bytes() /
-                                                               std::max<int64_t>(1, o.w->rows))
-                                    : o.w->cols * int64_t{sizeof(float)};
-      chunk_rows[i] =
-          kRowGroup * std::max<int64_t>(1, RowTeam::kProductChunkBytes / (kRowGroup * row_bytes));
-      first[i + 1] = first[i] + (o.w->rows + chunk_rows[i] - 1) / chunk_rows[i];
-      ++i;
-    }
-    const Output* o = outs.begin();
-    team_.run(first[outs.size()], [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c) {
-        size_t m = 0;
-        while (c >= first[m + 1]) ++m;
-        const int64_t r0 = (c - first[m]) * chunk_rows[m];
-        const int64_t r1 = std::min(o[m].w->rows, r0 + chunk_rows[m]);
-        run({o[m].y.subspan(static_cast<size_t>(r0), static_cast<size_t>(r1 - r0)), o[m].w,
-             &inputs[m], r0, r1});
-      }
-    });
-    return;
-  }
   // A few blocks per thread over all the matrices together (blocks of whole
   // 16-row groups, so each row is summed the same way whatever the split),
   // below 64 Ki weights one block per matrix on this thread.
   blocks_.clear();
+  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
   const int64_t per_block = std::max<int64_t>(1, work / (int64_t{4} * threads_));
   i = 0;
   for (const Output& o : outs) {

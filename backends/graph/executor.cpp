@@ -20,9 +20,7 @@ constexpr int64_t kParallelMinTokens = 4;
 }  // namespace
 
 Executor::Executor(int threads)
-    : threads_(threads),
-      arena_(std::make_unique<tbb::task_arena>(std::max(threads, 1))),
-      team_(std::max(threads, 1)) {
+    : threads_(threads), arena_(std::make_unique<tbb::task_arena>(threads)) {
   if (threads < 1) throw Error("graph: threads must be >= 1, got " + std::to_string(threads));
 }
 
@@ -62,8 +60,10 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       const int64_t units = (rows + unit - 1) / unit;
       const int64_t n_blocks =
           parallel ? std::max<int64_t>(1, std::min({int64_t{threads_} * 4, rows / 16, units})) : 1;
-      const auto row_bytes = static_cast<int64_t>(in.w_cols * sizeof(float));
-      for_rows(rows, unit, row_bytes, n_blocks, parallel, [&](int64_t r0, int64_t r1) {
+      for_each(n_blocks, parallel, [&](int64_t blk) {
+        const int64_t r0 = blk * units / n_blocks * unit;
+        const int64_t r1 = std::min(rows, (blk + 1) * units / n_blocks * unit);
+        if (r0 >= r1) return;
         if (tokens == 1) {
           matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);
         } else {

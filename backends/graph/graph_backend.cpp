@@ -259,14 +259,10 @@ std::span<const float> GraphBackend::forward(int32_t token, int64_t pos) {
   const Config& c = config_;
   check_token_position(c, token, pos);
   embedding_row(embedding_, token, std::span(x_).first(sz(c.dim)));
+  run_layers(decode_, 1, pos);
   float* a3 = decode_.classifier_arena.data();
-  // One team session for the token: its ~100 products and the attention
-  // hand off to workers already spinning (executor.hpp).
-  exec_.decode([&] {
-    run_layers(decode_, 1, pos);
-    std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
-    exec_.run(decode_.classifier, decode_.classifier_arena.span(), 1);
-  });
+  std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
+  exec_.run(decode_.classifier, decode_.classifier_arena.span(), 1);
   return {a3 + decode_.logits.offset, sz(c.vocab_size)};
 }
 

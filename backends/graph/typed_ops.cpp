@@ -112,25 +112,18 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
       add_row(y, residual + t * in.b.ld + r0, y, r1 - r0);
     }
   };
-  if (tokens == 1 && !in.bf16_input) {
-    // Decode: blocks of whole 8-row units (inside Executor::decode, the
-    // team's chunks: each thread one contiguous share, see for_rows).
-    ProductInput x{batch.f32.first(sz(cols)), {}};
-    if (in.format.quantized())
-      x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);
-    const int64_t row_bytes =
-        std::max<int64_t>(1, in.tw.data.size_bytes() / std::max<int64_t>(1, rows));
-    const int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
-    exec.for_rows(rows, 8, row_bytes, blocks, parallel, [&](int64_t r0, int64_t r1) {
-      matvec_rows({out + r0, sz(r1 - r0)}, in.tw, x, r0, r1, in.q8_kernel);
-      add_residual(r0, r1);
-    });
-    return;
-  }
   exec.for_each(n_blocks, parallel, [&](int64_t blk) {
     const int64_t r0 = blk * rows_per_block;
     const int64_t r1 = std::min(rows, r0 + rows_per_block);
     if (r1 <= r0) return;
+    if (tokens == 1 && !in.bf16_input) {
+      ProductInput x{batch.f32.first(sz(cols)), {}};
+      if (in.format.quantized())
+        x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);
+      matvec_rows({out + r0, sz(r1 - r0)}, in.tw, x, r0, r1, in.q8_kernel);
+      add_residual(r0, r1);
+      return;
+    }
     if (gemm) {
       const GemmWeights type = in.tw.dtype == DType::bf16 ? GemmWeights::bf16 : GemmWeights::f16;
       gemm_f32_rows(simd_level(), out, in.out.ld, type, in.tw.data.data(), a, in.a.ld, cols, tokens,
