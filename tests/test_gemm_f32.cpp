@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,19 +18,8 @@
 
 using namespace llama;
 
-namespace {
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
-}  // namespace
-
 TEST_CASE("f32 GEMM against a plain loop", "[gemm]") {
-  std::mt19937 rng(8);
+  uint32_t seed = 8;
   for (int64_t cols : {1, 5, 64, 257, 1000, 2816}) {
     // 66 rows from row 3: whole and partial row tiles (6 rows); tokens off the
     // 16-token vectors; up to 2816 columns: the 340M shape's widest input.
@@ -39,9 +27,9 @@ TEST_CASE("f32 GEMM against a plain loop", "[gemm]") {
       INFO("cols = " << cols << ", tokens = " << tokens);
       const int64_t rows = 71;
       const int64_t ldx = cols + 3, ldy = rows + 2, ldr = rows + 1;
-      const auto w = random_floats(static_cast<size_t>(rows * cols), rng);
-      const auto x = random_floats(static_cast<size_t>(tokens * ldx), rng);
-      const auto r = random_floats(static_cast<size_t>(tokens * ldr), rng);
+      const auto w = test::random_floats(static_cast<size_t>(rows * cols), seed++, 1.0f);
+      const auto x = test::random_floats(static_cast<size_t>(tokens * ldx), seed++, 1.0f);
+      const auto r = test::random_floats(static_cast<size_t>(tokens * ldr), seed++, 1.0f);
       std::vector<float> y(static_cast<size_t>(tokens * ldy), -7.f), ya = y;
       const int64_t r0 = 3, r1 = rows - 2;  // the rows outside the range are left alone
       gemm_f32_rows(y.data(), ldy, w.data(), x.data(), ldx, cols, tokens, r0, r1, nullptr, 0);
@@ -71,10 +59,10 @@ TEST_CASE("f32 GEMM against a plain loop", "[gemm]") {
 
 TEST_CASE("f32 GEMM does not depend on the row split or token count", "[gemm]") {
   // What keeps 1 and 2 threads (different row blocks) and batch sizes on the same bits.
-  std::mt19937 rng(10);
+  uint32_t seed = 10;
   const int64_t rows = 100, cols = 600, tokens = 29;
-  const auto w = random_floats(static_cast<size_t>(rows * cols), rng);
-  const auto x = random_floats(static_cast<size_t>(tokens * cols), rng);
+  const auto w = test::random_floats(static_cast<size_t>(rows * cols), seed++, 1.0f);
+  const auto x = test::random_floats(static_cast<size_t>(tokens * cols), seed++, 1.0f);
   std::vector<float> whole(static_cast<size_t>(tokens * rows), 0.f), parts = whole, single = whole;
   gemm_f32_rows(whole.data(), rows, w.data(), x.data(), cols, cols, tokens, 0, rows, nullptr, 0);
   for (int64_t r0 = 0; r0 < rows;) {
