@@ -4,7 +4,7 @@
 // token) or matmat_rows (a batch), so the thread count and the row blocking
 // never change a bit. One token and a batch agree bit for bit but where the
 // batch runs the core's f32 GEMM (batch_runs_gemm_f32: bf16/f16 weights on
-// AVX-512, the f32 model's prefill sums on the upcast weights); its row
+// the avx512 and avx2 levels, the f32 model's prefill sums on the upcast weights); its row
 // blocks are whole kGemmRowUnit multiples. Under
 // fast numerics a bf16 batch reads its input rounded to bf16 once into the
 // arena (round_bf16) and runs oneDNN one row block per thread. A residual

@@ -8,7 +8,7 @@
 // Contract for every dtype listed by product_dtypes(): each (row, vector)
 // result of matmat_rows equals matvec_rows' bit for bit (under the exact
 // numerics policy) unless batch_runs_gemm_f32 says the batch is the f32
-// GEMM's (bf16/f16 on AVX-512: equal to f32 rounding), and neither depends
+// GEMM's (bf16/f16 at the avx512 and avx2 levels: equal to f32 rounding), and neither depends
 // on the row range, so backends split rows across threads freely. bf16 and
 // f16 weights are read in place too (kernels/half_products.hpp): backends
 // send every non-f32 matrix here.
@@ -107,7 +107,7 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
 
 // Whether matmat_rows with `w` runs the core's f32 GEMM (kernels/gemm_f32.hpp)
 // on the weights widened exactly: bf16/f16 under exact numerics (or fast where
-// the bf16 unit is not taken) on AVX-512. Its results then equal matvec_rows'
+// the bf16 unit is not taken) at the avx512 and avx2 levels. Its results then equal matvec_rows'
 // to f32 rounding, not bit for bit, and row ranges that start at multiples of
 // kGemmRowUnit waste no lanes.
 bool batch_runs_gemm_f32(const Tensor& w, Q8Kernel kernel, Numerics numerics);
