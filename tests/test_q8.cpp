@@ -12,6 +12,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
+#include "llama/kernels/math.hpp"
 #include "llama/kernels/products.hpp"
 #include "llama/kernels/q8.hpp"
 #include "llama/kernels/q8_math.hpp"
@@ -339,6 +340,51 @@ TEST_CASE("softmax's vector expf gives std::exp's bits", "[q8]") {
     }
     CHECK(mismatches == 0);
   }
+}
+
+TEST_CASE("swiglu gives the scalar loop's bits on every level", "[q8][kernels]") {
+  // On the avx512 level swiglu takes the vector expf (when it matches libm);
+  // each value must still be gate * (1 / (1 + std::exp(-gate))) * up rounded
+  // step by step as run.c's loop: every 1009th float bit pattern as a gate
+  // (both signs, NaNs, infinities, the exp's special cases), in runs of every
+  // length up to 17 so each masked tail is crossed, in place and not.
+  INFO("vector expf " << (q8::softmax_exp_vectorized() ? "runs" : "does not run") << " here");
+  std::vector<float> gate, up;
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 1009) {
+    gate.push_back(std::bit_cast<float>(uint32_t(u)));
+    up.push_back(dist(rng));
+  }
+  for (const float v : {0.0f, -0.0f, -87.5f, 88.0f, 103.5f, 104.0f, -89.0f, INFINITY, -INFINITY}) {
+    gate.push_back(v);
+    up.push_back(dist(rng));
+  }
+  const auto same = [](float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) ||
+           (std::isnan(a) && std::isnan(b));
+  };
+  std::vector<float> out(gate.size()), inplace = gate;
+  for (size_t i = 0, len = 1; i < gate.size(); i += len, len = len % 17 + 1) {
+    const size_t n = std::min(len, gate.size() - i);
+    swiglu(std::span(out).subspan(i, n), std::span(gate).subspan(i, n),
+           std::span(up).subspan(i, n));
+    swiglu(std::span(inplace).subspan(i, n), std::span(up).subspan(i, n));
+  }
+  size_t mismatches = 0;
+  for (size_t i = 0; i < gate.size(); ++i) {
+    float v = gate[i];
+    v *= 1.0f / (1.0f + std::exp(-v));
+    const float want = v * up[i];
+    if (!same(out[i], want) || !same(inplace[i], want)) {
+      if (mismatches++ < 5)
+        UNSCOPED_INFO("gate " << gate[i] << " up " << up[i] << ": got " << out[i] << " / "
+                              << inplace[i] << ", loop " << want);
+    }
+  }
+  CHECK(mismatches == 0);
+  std::vector<float> short_up(3);
+  CHECK_THROWS_AS(swiglu(std::span(out).first(4), std::span(gate).first(4), short_up), Error);
 }
 
 TEST_CASE("a prompt's attention in blocks of queries equals one query at a time", "[q8]") {

@@ -5,8 +5,6 @@
 // level (dot_block.hpp).
 #include "kernels.hpp"
 
-#include <cmath>
-
 #include "dot_block.hpp"
 #include "llama/kernels/math.hpp"
 #include "llama/kernels/simd_target.hpp"
@@ -53,19 +51,8 @@ LLAMA_ALWAYS_INLINE void add_body(float* out, const float* a, const float* b, in
   for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
-template <bool Fma>
-LLAMA_ALWAYS_INLINE void swiglu_body(float* out, const float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    float v = gate[i];
-    v *= 1.0f / (1.0f + std::exp(-v));
-    out[i] = v * up[i];
-  }
-}
-
 LLAMA_SIMD_VARIANTS(void, add, add_body, (float* out, const float* a, const float* b, int64_t n),
                     (out, a, b, n))
-LLAMA_SIMD_VARIANTS(void, swiglu, swiglu_body,
-                    (float* out, const float* gate, const float* up, int64_t n), (out, gate, up, n))
 
 }  // namespace
 
@@ -101,7 +88,8 @@ void add_row(float* out, const float* a, const float* b, int64_t n) {
 }
 
 void swiglu_row(float* out, const float* gate, const float* up, int64_t n) {
-  LLAMA_SIMD_DISPATCH(simd_level(), swiglu, (out, gate, up, n));
+  const auto len = static_cast<size_t>(n);
+  swiglu({out, len}, {gate, len}, {up, len});  // the core's, run.c's bits
 }
 
 }  // namespace llama::graph

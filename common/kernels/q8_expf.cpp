@@ -109,6 +109,20 @@ LLAMA_TARGET_AVX512 void expf_lanes(float* st, int64_t n_keys, const int64_t* n_
   _mm512_storeu_ps(sum, acc);
 }
 
+LLAMA_TARGET_AVX512 void swiglu_lanes(float* out, const float* gate, const float* up, int64_t n) {
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+  const __m512 sign = _mm512_set1_ps(-0.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const auto m = n - i >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    alignas(64) float e[16];
+    _mm512_store_ps(e, _mm512_xor_ps(g, sign));  // -gate, as the scalar negation
+    const __m512 ex = expf16(e, m, zero);        // std::exp(-gate - 0) = std::exp(-gate)
+    const __m512 silu = _mm512_mul_ps(g, _mm512_div_ps(one, _mm512_add_ps(one, ex)));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(silu, _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+
 // Every 65537th float bit pattern from 0 to -104 and from 0 to 89 (each
 // exponent, varied mantissas), and the edges of glibc's special cases.
 bool check_against_libm() {
@@ -173,6 +187,18 @@ void expf_shifted_avx512(float* x, int64_t n, float shift) {
   expf_shifted(x, n, shift);
 #else
   for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i] - shift);
+#endif
+}
+
+void swiglu_avx512(float* out, const float* gate, const float* up, int64_t n) {
+#if LLAMA_HAVE_X86_TARGETS
+  swiglu_lanes(out, gate, up, n);
+#else
+  for (int64_t i = 0; i < n; ++i) {
+    float v = gate[i];
+    v *= 1.0f / (1.0f + std::exp(-v));
+    out[i] = v * up[i];
+  }
 #endif
 }
 

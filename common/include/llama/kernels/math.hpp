@@ -17,6 +17,8 @@ void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const flo
 
 // h1 = silu(h1) * h3, element-wise.
 void swiglu(std::span<float> h1, std::span<const float> h3);
+// out = silu(gate) * up, element-wise, the same bits; `out` may alias `gate`.
+void swiglu(std::span<float> out, std::span<const float> gate, std::span<const float> up);
 
 // One attention head over positions [0, n_pos): scores q.k_t / sqrt(head_size),
 // softmax, out = sum_t p_t v_t. keys/values hold position t's head at
