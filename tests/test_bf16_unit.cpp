@@ -24,13 +24,16 @@ double measure_at_threshold() { return ++g_measured, kBf16UnitFasterRatio; }
 double measure_below_threshold() { return ++g_measured, kBf16UnitFasterRatio - 0.01; }
 
 // What half_batch_path(bf16, best, fast) must be when the unit counts as
-// `faster`: onednn-bf16 where the CPU runs it, else exact's batch path.
+// `faster`: amx-bf16 where the CPU runs it, else onednn-bf16 where it runs
+// that, else exact's batch path.
 HalfPath expected_fast_path(bool faster) {
   const Q8Kernel k = best_q8_kernel();
   const HalfPath decode = half_decode_path(k);
   if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
-  return faster && half_path_available(HalfPath::onednn_bf16) ? HalfPath::onednn_bf16
-                                                              : HalfPath::avx512;
+  if (!faster) return HalfPath::avx512;
+  if (half_path_available(HalfPath::amx_bf16)) return HalfPath::amx_bf16;
+  if (half_path_available(HalfPath::onednn_bf16)) return HalfPath::onednn_bf16;
+  return HalfPath::avx512;
 }
 
 bool cpu_has_bf16() {
@@ -120,13 +123,15 @@ TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit]
     test::ScopedEnv env("LLAMA_BF16_UNIT", setting);
     const HalfPath want = expected_fast_path(setting[1] == 'n');
     CHECK(half_batch_path(BlockKind::bf16, k, Numerics::fast) == want);
-    CHECK(batch_rounds_to_bf16(w, k, Numerics::fast) == (want == HalfPath::onednn_bf16));
+    CHECK(batch_rounds_to_bf16(w, k, Numerics::fast) == half_path_is_fast(want));
+    CHECK(bf16_batch_layout(k, Numerics::fast) ==
+          (want == HalfPath::amx_bf16 ? Bf16Layout::tiles : Bf16Layout::rows));
     CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::bf16, k, Numerics::exact)));
     CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::f16, k, Numerics::fast)));
     const std::string e = explain_half_batch_path(BlockKind::bf16, k, Numerics::fast);
     CHECK_THAT(e, Contains(std::string(to_string(want)) + " ("));
     // The avx2 level has no bf16 unit to choose, so it names no setting.
-    if ((want == HalfPath::avx512 || want == HalfPath::onednn_bf16) &&
+    if ((want == HalfPath::avx512 || half_path_is_fast(want)) &&
         half_path_available(HalfPath::onednn_bf16)) {
       CHECK_THAT(e, Contains(std::string("LLAMA_BF16_UNIT=") + setting));
     }
@@ -147,7 +152,7 @@ TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit]
     CHECK_THROWS_WITH(half_batch_path(BlockKind::bf16, k, Numerics::fast),
                       Contains("LLAMA_BF16_UNIT: unknown value 'fastest'"));
   }
-  CHECK(half_batch_path(BlockKind::bf16, k, Numerics::exact) != HalfPath::onednn_bf16);
+  CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::bf16, k, Numerics::exact)));
 }
 
 TEST_CASE("llama-cli --version names the bf16 unit and what fast runs", "[bf16-unit][cli]") {
@@ -156,10 +161,12 @@ TEST_CASE("llama-cli --version names the bf16 unit and what fast runs", "[bf16-u
     const auto r = test::run_llama_cli({"--version"});
     INFO(setting << ": " << r.out << r.err);
     CHECK(r.exit_code == 0);
-    const bool bf16 = expected_fast_path(setting[1] == 'n') == HalfPath::onednn_bf16;
-    CHECK_THAT(r.out, Contains(std::string("bf16 unit: LLAMA_BF16_UNIT=") + setting +
-                               ", fast numerics runs " +
-                               (bf16 ? "bf16 kernels (onednn-bf16)" : "f32 kernels")));
+    const HalfPath fast = expected_fast_path(setting[1] == 'n');
+    CHECK_THAT(
+        r.out,
+        Contains(std::string("bf16 unit: LLAMA_BF16_UNIT=") + setting + ", fast numerics runs " +
+                 (half_path_is_fast(fast) ? std::string("bf16 kernels (") + to_string(fast) + ")"
+                                          : std::string("f32 kernels"))));
   }
   {
     test::ScopedEnv probe("LLAMA_BF16_UNIT", nullptr);

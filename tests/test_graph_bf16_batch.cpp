@@ -1,11 +1,12 @@
-// The fast path's batch input rounded once (kernels/half_products.hpp
+// The fast paths' batch input rounded once (kernels/half_products.hpp
 // Bf16BatchView, graph's Op::round_bf16): a batch rounded by
-// round_batch_to_bf16 (over any split of its tokens) gives the onednn-bf16
-// path's results bit for bit, over any split of the rows; the graph rounds
-// an input once for every bf16 product reading it, plans the bf16 value like
-// any other, and replays to the core's results; what cannot take a rounded
-// input is refused. On a CPU without AVX512-BF16 only the refusals run (said
-// in the output).
+// round_batch_to_bf16 (over any split of its tokens), in the rows layout
+// (onednn-bf16) or the tile layout (amx-bf16), gives that path's results bit
+// for bit, over any split of the rows; the graph rounds an input once for
+// every bf16 product reading it, plans the bf16 value like any other, and
+// replays to the core's results; what cannot take a rounded input is
+// refused. On a CPU without AVX512-BF16 only the refusals run, without AMX
+// only the rows layout (said in the output).
 #include <catch2/catch.hpp>
 #include <random>
 #include <vector>
@@ -40,10 +41,26 @@ bool fast_path_here() {
   return false;
 }
 
+// The fast paths this CPU runs, each with its layout; the others named.
+std::vector<HalfPath> fast_paths_here() {
+  const HalfPath fast[] = {HalfPath::onednn_bf16, HalfPath::amx_bf16};
+  return test::runnable("rounded batches", "fast paths", fast, half_path_available, [](HalfPath p) {
+    return std::string(to_string(p)) + " (needs " + half_path_requirement(p) + ")";
+  });
+}
+
+// Where token t's column k sits in a rounded batch (ld = bf16_batch_ld(cols)).
+size_t rounded_index(Bf16Layout layout, int64_t ld, int64_t t, int64_t k) {
+  if (layout == Bf16Layout::rows) return static_cast<size_t>(t * ld + k);
+  // [token block][ld / 32][16 pairs][16 tokens][2]
+  const int64_t block = t / 16, kb = k / 32, pair = (k % 32) / 2;
+  return static_cast<size_t>(((block * (ld / 32) + kb) * 16 + pair) * 32 + (t % 16) * 2 + k % 2);
+}
+
 }  // namespace
 
-TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half][kernels]") {
-  // The bf16 path wherever the CPU runs it, whatever the probe says of its speed.
+TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[half][kernels]") {
+  // The bf16 paths wherever the CPU runs them, whatever the probe says of their speed.
   const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");
   if (!fast_path_here()) {
     const std::vector<float> x(64, 1.0f);
@@ -52,68 +69,76 @@ TEST_CASE("a batch rounded once gives onednn-bf16's results bit for bit", "[half
     return;
   }
   const HalfPath table_path = half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast);
-  if (table_path != HalfPath::onednn_bf16) {
-    WARN("the product table's bf16 batch path here is " << to_string(table_path)
-                                                        << ": its ProductBatch::bf16 is not run");
-  }
-  for (const int64_t rows : {1, 37, 130}) {
-    for (const int64_t cols : {3, 45, 64, 200}) {
-      const std::vector<uint16_t> bits = random_bf16(rows * cols, uint32_t(rows * 100 + cols));
-      const BlockMatrix w{std::as_bytes(std::span(bits)), rows, cols, BlockKind::bf16};
-      const int64_t xld = cols + 5, ld = bf16_batch_ld(cols);
-      CHECK(ld % 32 == 0);
-      CHECK(ld >= cols);
-      CHECK(ld < cols + 32);
-      for (const int64_t n : {1, 7, 70}) {
-        INFO(rows << "x" << cols << ", batch " << n);
-        const std::vector<float> x = test::random_floats(n * xld, uint32_t(n + cols), 2.0f);
-        std::vector<float> want(static_cast<size_t>(n * rows), -7.0f);
-        half_matmat_rows(want, rows, w, x, xld, n, 0, rows, HalfPath::onednn_bf16);
-        // Rounded in two token ranges, as a backend splits them over threads;
-        // the padding past cols must come out zero whatever was there.
-        std::vector<uint16_t> rounded(static_cast<size_t>(n * ld), 0xffff);
-        round_batch_to_bf16(x, xld, cols, 0, n / 2, rounded);
-        round_batch_to_bf16(x, xld, cols, n / 2, n, rounded);
-        for (int64_t t = 0; t < n; ++t) {
-          for (int64_t k = 0; k < ld; ++k) {
-            const uint16_t got = rounded[static_cast<size_t>(t * ld + k)];
-            if (k >= cols) {
-              CHECK(got == 0);
-            } else {
-              CHECK(got == f32_to_bf16(x[static_cast<size_t>(t * xld + k)]));
+  for (const HalfPath path : fast_paths_here()) {
+    const Bf16Layout layout = bf16_layout(path);
+    for (const int64_t rows : {1, 37, 130}) {
+      for (const int64_t cols : {3, 45, 64, 200}) {
+        const std::vector<uint16_t> bits = random_bf16(rows * cols, uint32_t(rows * 100 + cols));
+        const BlockMatrix w{std::as_bytes(std::span(bits)), rows, cols, BlockKind::bf16};
+        const int64_t xld = cols + 5, ld = bf16_batch_ld(cols);
+        CHECK(ld % 32 == 0);
+        CHECK(ld >= cols);
+        CHECK(ld < cols + 32);
+        for (const int64_t n : {1, 7, 17, 70}) {
+          INFO(to_string(path) << ", " << rows << "x" << cols << ", batch " << n);
+          const std::vector<float> x = test::random_floats(n * xld, uint32_t(n + cols), 2.0f);
+          std::vector<float> want(static_cast<size_t>(n * rows), -7.0f);
+          half_matmat_rows(want, rows, w, x, xld, n, 0, rows, path);
+          // Rounded in two token ranges, as a backend splits them over
+          // threads (in the tile layout one off the 16-token blocks, so a
+          // block is shared); the padding past cols must come out zero
+          // whatever was there.
+          const int64_t values = bf16_batch_values(n, cols, layout);
+          CHECK(values == (layout == Bf16Layout::rows ? n : (n + 31) / 32 * 32) * ld);
+          std::vector<uint16_t> rounded(static_cast<size_t>(values), 0xffff);
+          round_batch_to_bf16(x, xld, cols, 0, n / 2, rounded, layout);
+          round_batch_to_bf16(x, xld, cols, n / 2, n, rounded, layout);
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t k = 0; k < ld; ++k) {
+              const uint16_t got = rounded[rounded_index(layout, ld, t, k)];
+              if (k >= cols) {
+                CHECK(got == 0);
+              } else {
+                CHECK(got == f32_to_bf16(x[static_cast<size_t>(t * xld + k)]));
+              }
             }
           }
-        }
-        const Bf16BatchView view{rounded, ld, n};
-        std::vector<float> got(want.size(), -7.0f);
-        half_matmat_rows(got, rows, w, view, 0, rows);
-        CHECK(got == want);
-        // Any row split, from 2 vectors on (for a single vector oneDNN picks a
-        // kernel by the row count, whose sums differ in the last bits; the
-        // graph runs that as one block).
-        if (n > 1) {
-          std::vector<float> split(want.size(), -7.0f);
-          const int64_t mid = rows / 2;
-          half_matmat_rows(split, rows, w, view, 0, mid);
-          half_matmat_rows(split, rows, w, view, mid, rows);
-          CHECK(split == want);
-        }
-        // Through the product table: ProductBatch::bf16 replaces the rounding.
-        const Tensor t =
-            Tensor::view("w", DType::bf16, {rows, cols}, std::as_bytes(std::span(bits)));
-        ProductBatch pb{{}, xld, {}, n};
-        pb.numerics = Numerics::fast;
-        pb.bf16 = view;
-        // Only where the table's batch path is onednn-bf16 (a lower
-        // LLAMA_CPU_LEVEL picks another, which reads the f32 batch this
-        // ProductBatch leaves empty, and refuses it).
-        if (table_path == HalfPath::onednn_bf16) {
-          std::vector<float> table(want.size(), -7.0f);
-          matmat_rows(table, rows, t, pb, 0, rows, best_q8_kernel());
-          CHECK(table == want);
-        } else {
-          CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
-                            Contains("smaller than the batch"));
+          const Bf16BatchView view{rounded, ld, n, layout};
+          std::vector<float> got(want.size(), -7.0f);
+          half_matmat_rows(got, rows, w, view, 0, rows);
+          CHECK(got == want);
+          // Any row split (onednn-bf16 from 2 vectors on: for a single vector
+          // oneDNN picks a kernel by the row count, whose sums differ in the
+          // last bits; the graph runs that as one block).
+          if (n > 1 || path == HalfPath::amx_bf16) {
+            std::vector<float> split(want.size(), -7.0f);
+            const int64_t mid = rows / 2;
+            half_matmat_rows(split, rows, w, view, 0, mid);
+            half_matmat_rows(split, rows, w, view, mid, rows);
+            CHECK(split == want);
+          }
+          // Through the product table: ProductBatch::bf16 replaces the rounding.
+          const Tensor t =
+              Tensor::view("w", DType::bf16, {rows, cols}, std::as_bytes(std::span(bits)));
+          ProductBatch pb{{}, xld, {}, n};
+          pb.numerics = Numerics::fast;
+          pb.bf16 = view;
+          // Only where the table's batch path is this one (a lower
+          // LLAMA_CPU_LEVEL picks another, which reads the f32 batch this
+          // ProductBatch leaves empty, and refuses it; the other fast path
+          // refuses the layout).
+          if (table_path == path) {
+            std::vector<float> table(want.size(), -7.0f);
+            matmat_rows(table, rows, t, pb, 0, rows, best_q8_kernel());
+            CHECK(table == want);
+          } else if (half_path_is_fast(table_path)) {
+            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
+                              Contains(std::string("a bf16 batch in the ") + to_string(layout) +
+                                       " layout for the " + to_string(table_path) + " path"));
+          } else {
+            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
+                              Contains("smaller than the batch"));
+          }
         }
       }
     }
@@ -129,18 +154,31 @@ TEST_CASE("BatchInputCache rounds a batch to bf16 once per set()", "[half][kerne
   cache.reserve(n, cols);
   cache.set(a, ld, n, cols);
   CHECK_THROWS_WITH(cache.bf16(), Contains("more bf16 values than reserved"));
-  cache.reserve_bf16(n, cols);
-  cache.set(a, ld, n, cols);
-  std::vector<uint16_t> want(size_t(n * bf16_batch_ld(cols)));
-  round_batch_to_bf16(a, ld, cols, 0, n, want);
-  const Bf16BatchView first = cache.bf16();
-  CHECK(first.ld == bf16_batch_ld(cols));
-  CHECK(first.n == n);
-  CHECK(std::equal(want.begin(), want.end(), first.values.begin(), first.values.end()));
-  cache.set(b, ld, n, cols);  // new values: rounded again
-  round_batch_to_bf16(b, ld, cols, 0, n, want);
-  const Bf16BatchView second = cache.bf16();
-  CHECK(std::equal(want.begin(), want.end(), second.values.begin(), second.values.end()));
+  for (const Bf16Layout layout : {Bf16Layout::rows, Bf16Layout::tiles}) {
+    INFO(to_string(layout));
+    cache.reserve_bf16(n, cols, layout);
+    cache.set(a, ld, n, cols);
+    std::vector<uint16_t> want(size_t(bf16_batch_values(n, cols, layout)));
+    round_batch_to_bf16(a, ld, cols, 0, n, want, layout);
+    const Bf16BatchView first = cache.bf16();
+    CHECK(first.ld == bf16_batch_ld(cols));
+    CHECK(first.n == n);
+    CHECK(first.layout == layout);
+    // The tokens past the batch are never written: compare the batch's own.
+    const auto same = [&](const Bf16BatchView& v) {
+      for (int64_t t = 0; t < n; ++t) {
+        for (int64_t k = 0; k < first.ld; ++k) {
+          const size_t i = rounded_index(layout, first.ld, t, k);
+          if (v.values[i] != want[i]) return false;
+        }
+      }
+      return true;
+    };
+    CHECK(same(first));
+    cache.set(b, ld, n, cols);  // new values: rounded again
+    round_batch_to_bf16(b, ld, cols, 0, n, want, layout);
+    CHECK(same(cache.bf16()));
+  }
 }
 
 TEST_CASE("rounded batches refuse what they cannot run", "[half][kernels][bad-input]") {
@@ -168,6 +206,19 @@ TEST_CASE("rounded batches refuse what they cannot run", "[half][kernels][bad-in
   CHECK_THROWS_WITH(
       half_matmat_rows(std::span(out).first(11), 4, bf16, Bf16BatchView{rounded, 64, 3}, 0, 4),
       Contains("smaller than the product"));
+  // The tile layout holds whole pairs of 16-token blocks: 3 tokens take 32.
+  CHECK(bf16_batch_values(3, 40, Bf16Layout::tiles) == 32 * 64);
+  CHECK_THROWS_WITH(bf16_batch_values(-1, 40, Bf16Layout::tiles), Contains("-1 vectors"));
+  CHECK_THROWS_WITH(bf16_batch_values(int64_t{1} << 62, 40, Bf16Layout::rows),
+                    Contains("a bf16 batch"));
+  CHECK_THROWS_WITH(round_batch_to_bf16(x, 40, 40, 0, 3, rounded, Bf16Layout::tiles),
+                    Contains("smaller than"));
+  const Bf16BatchView short_tiles{rounded, 64, 3, Bf16Layout::tiles};
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16, short_tiles, 0, 4),
+                    Contains(half_path_available(HalfPath::amx_bf16) ? "smaller than the product"
+                                                                     : "this CPU lacks"));
+  CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16, short_tiles, 0, 4),
+                    Contains("the amx-bf16 path takes bf16 weights"));
 }
 
 TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph][half]") {
@@ -207,8 +258,11 @@ TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph
   CHECK(p.instructions[1].bf16_input);
   CHECK(p.instructions[2].bf16_input);
   CHECK(p.instructions[1].a.offset == p.instructions[0].out.offset);
+  const Bf16Layout layout = bf16_batch_layout(fast.q8_kernel, fast.numerics);
+  CHECK(p.instructions[0].bf16_layout == layout);
+  CHECK(p.instructions[1].bf16_layout == layout);
   for (const ValueLayout& l : p.values) {
-    if (l.value == r) CHECK(l.bytes == size_t(tokens * bf16_batch_ld(dim) * 2));
+    if (l.value == r) CHECK(l.bytes == size_t(bf16_batch_values(tokens, dim, layout) * 2));
   }
   CHECK_THAT(p.describe("bf16"), Contains("= round_bf16 %0 : bf16[9x200]"));
 

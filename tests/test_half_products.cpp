@@ -29,18 +29,10 @@ using namespace llama;
 namespace {
 
 std::vector<HalfPath> runnable_paths(const std::string& what) {
-  // AMX: oneDNN's own tiles inside onednn-bf16; a CPU without them ran its
-  // AVX512-BF16 kernels instead, so the AMX kernels were not tested here.
-  const std::string amx = cpu_features().amx_bf16 && cpu_features().amx_permitted
-                              ? ""
-                              : " amx-bf16 (inside onednn-bf16 on CPUs with AMX-BF16)";
-  return test::runnable(
-      what, "paths", kHalfPaths, half_path_available,
-      [](HalfPath p) {
-        std::string why = to_string(p);
-        return why.append(" (needs ").append(half_path_requirement(p)).append(")");
-      },
-      amx);
+  return test::runnable(what, "paths", kHalfPaths, half_path_available, [](HalfPath p) {
+    std::string why = to_string(p);
+    return why.append(" (needs ").append(half_path_requirement(p)).append(")");
+  });
 }
 
 struct Half {
@@ -268,8 +260,10 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
                       Catch::Contains("onednn-bf16 path takes bf16 weights"));
     const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // the probe may say it is slower
     const HalfPath decode = half_decode_path(best_q8_kernel());
+    const HalfPath fast =
+        half_path_available(HalfPath::amx_bf16) ? HalfPath::amx_bf16 : HalfPath::onednn_bf16;
     CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) ==
-          (decode == HalfPath::avx512 ? HalfPath::onednn_bf16 : decode));
+          (decode == HalfPath::avx512 ? fast : decode));
   } else {
     WARN("this CPU lacks AVX512-BF16: the refusal of an unavailable path is what is tested");
     CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::onednn_bf16),
@@ -278,6 +272,13 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
   CHECK_THROWS_WITH(half_matvec_rows(std::span(out).first(4), f16.m, std::span(x).first(32), 0, 4,
                                      HalfPath::onednn_bf16),
                     Catch::Contains("no onednn-bf16 decode"));
+  if (half_path_available(HalfPath::amx_bf16)) {
+    CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::amx_bf16),
+                      Catch::Contains("amx-bf16 path takes bf16 weights"));
+  } else {
+    CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::amx_bf16),
+                      Catch::Contains("this CPU lacks AMX-BF16"));
+  }
   const Half bf16 = random_half(BlockKind::bf16, 4, 32, 1);
   CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16.m, x, 32, 3, 0, 4, HalfPath::portable),
                     Catch::Contains("smaller than the batch"));
@@ -305,4 +306,52 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
   CHECK(parse_numerics("fast", "--numerics") == Numerics::fast);
   CHECK_THROWS_WITH(parse_numerics("quick", "--numerics"),
                     Catch::Contains("--numerics: unknown numerics policy 'quick'"));
+}
+
+TEST_CASE("amx-bf16 over panels, column chunks and splits: the bound, and the same bits",
+          "[half][kernels][amx]") {
+  if (!half_path_available(HalfPath::amx_bf16)) {
+    std::cout << "amx-bf16: not run (this CPU lacks " << half_path_requirement(HalfPath::amx_bf16)
+              << ")\n";
+    WARN("this CPU lacks " << half_path_requirement(HalfPath::amx_bf16) << ": amx-bf16 not tested");
+    return;
+  }
+  std::cout << "amx-bf16: run\n";
+  // Rows over several 32-row panels with a tail; columns past one 4096-column
+  // panel (two and three chunks) with a tail off the 32-value tile.
+  for (const int64_t rows : {33, 130}) {
+    for (const int64_t cols : {1000, 4096 + 100, 8192 + 33}) {
+      const Half h = random_half(BlockKind::bf16, rows, cols, static_cast<uint32_t>(rows + cols));
+      for (const int64_t n : {1, 17, 40}) {
+        INFO(rows << "x" << cols << ", batch " << n);
+        const int64_t ld = cols + 1;
+        const std::vector<float> x = test::random_floats(static_cast<size_t>(n * ld), 3u + n, 2.0f);
+        const std::vector<float> got = batch(h, x, ld, n, HalfPath::amx_bf16);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t r = 0; r < rows; ++r) {
+            double exact = 0, mag = 0;
+            for (int64_t k = 0; k < cols; ++k) {
+              const double p = double(value(h, r, k)) * x[static_cast<size_t>(t * ld + k)];
+              exact += p;
+              mag += std::fabs(p);
+            }
+            INFO("row " << r << ", vector " << t);
+            CHECK(std::fabs(got[static_cast<size_t>(t * rows + r)] - exact) <=
+                  std::ldexp(mag, -8) + 1e-6 * mag);
+          }
+        }
+        // Row ranges off the panels, and a batch of the first vectors alone:
+        // the same bits.
+        std::vector<float> split(got.size(), -7.0f);
+        for (const auto& [r0, r1] :
+             {std::pair<int64_t, int64_t>{0, 5}, {5, rows - 3}, {rows - 3, rows}}) {
+          half_matmat_rows(split, rows, h.m, x, ld, n, r0, r1, HalfPath::amx_bf16);
+        }
+        CHECK(split == got);
+        const int64_t fewer = (n + 1) / 2;
+        const std::vector<float> head = batch(h, x, ld, fewer, HalfPath::amx_bf16);
+        CHECK(std::equal(head.begin(), head.end(), got.begin()));
+      }
+    }
+  }
 }

@@ -115,15 +115,18 @@ TEST_CASE("llama-compare reports fast against exact, and explain names the kerne
         std::string("prefill ") +
         to_string(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast)) +
         " (fast numerics";
+    // The fast path's own words: the hand-written tiles, or oneDNN.
+    const std::string fast_name = half_path_available(HalfPath::amx_bf16)
+                                      ? "amx-bf16 (hand-written AMX-BF16 tiles"
+                                      : "onednn-bf16 (oneDNN";
     for (const char* b : {"blas", "graph"}) {
       const auto r = test::run_llama_cli({"-c", test::model_path("hf/stories1M-bf16"), "-b", b,
                                           "--numerics", "fast", "--explain"});
       INFO(b << ", LLAMA_BF16_UNIT=" << unit << ": " << r.out << r.err);
       CHECK(r.exit_code == 0);
-      CHECK_THAT(
-          r.out,
-          Contains("numerics: fast") && Contains("bf16 read in place x f32: decode") &&
-              Contains(fast_here ? std::string("prefill onednn-bf16 (oneDNN") : exact_prefill));
+      CHECK_THAT(r.out,
+                 Contains("numerics: fast") && Contains("bf16 read in place x f32: decode") &&
+                     Contains(fast_here ? std::string("prefill ") + fast_name : exact_prefill));
     }
   }
 }

@@ -95,7 +95,9 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
       for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
         any_rounds = any_rounds || rounds(*m);
     }
-    if (any_rounds) bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}));
+    if (any_rounds) {
+      bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}), bf16_batch_layout(kernel_, numerics_));
+    }
     grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
     batch_capacity_ = n;
   }

@@ -104,7 +104,7 @@ void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInp
   const int64_t rows = w.rows, cols = w.cols;
   ProductBatch x = in.get(w.input);
   x.numerics = numerics_;
-  // fast bf16 on oneDNN: the batch rounded once for every product reading it.
+  // fast bf16 (amx-bf16, onednn-bf16): the batch rounded once for every product reading it.
   if (batch_rounds_to_bf16(w.tensor, kernel_, numerics_)) x.bf16 = in.bf16();
   if (w.core()) {
     // The sums land in bsum_ [n, rows] when they are to be added.

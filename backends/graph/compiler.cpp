@@ -153,9 +153,11 @@ class Compiler {
     return quantized_scale_bytes(n) + static_cast<size_t>(padded);
   }
 
-  // bf16 [rows, bf16_batch_ld(cols)] padded to whole floats.
-  static size_t rounded_bytes(const Node& n) {
-    const int64_t values = checked_mul(n.rows, bf16_batch_ld(n.cols), "graph value");
+  // The batch rounded to bf16 in the layout of the products reading it
+  // (bf16_batch_values: rows, or tiles with room for whole 32-token blocks),
+  // padded to whole floats.
+  size_t rounded_bytes(const Node& n) const {
+    const int64_t values = bf16_batch_values(n.rows, n.cols, rounded_layout());
     const int64_t bytes = checked_mul(values, int64_t{sizeof(uint16_t)}, "graph value");
     return static_cast<size_t>(checked_add(bytes, int64_t{sizeof(float) - 1}, "graph value") /
                                int64_t{sizeof(float)} * int64_t{sizeof(float)});
@@ -251,6 +253,7 @@ class Compiler {
     }
     if (w.op == Op::round_bf16) {
       in.a = ref(w.args[0]);
+      in.bf16_layout = rounded_layout();
       return;
     }
     const Node& wn = node(w.args[0]);
@@ -264,6 +267,7 @@ class Compiler {
     in.q8_kernel = o_.q8_kernel;
     in.numerics = o_.numerics;
     in.bf16_input = node(x).op == Op::round_bf16;
+    in.bf16_layout = rounded_layout();
     if (w.args.size() == 3) {  // fused residual
       in.residual = true;
       in.b = ref(w.args[2]);
@@ -275,6 +279,9 @@ class Compiler {
                   to_string(half_batch_path(BlockKind::bf16, in.q8_kernel, in.numerics)));
     }
   }
+
+  // Where the fast paths take bf16 weights' batches under these options.
+  Bf16Layout rounded_layout() const { return bf16_batch_layout(o_.q8_kernel, o_.numerics); }
 
   std::string operand(ValueId a) const {
     const Node& n = node(a);

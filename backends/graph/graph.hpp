@@ -30,9 +30,9 @@ enum class Op {
   rmsnorm_fma,   // rmsnorm with runq.c's f32 FMA sum of squares (llama::q8::rmsnorm)
   quantize,      // f32 x -> x in a quantized InputFormat (i8 values + f32 scales per group)
   matvec_typed,  // y = x W^T for typed W, x f32 or quantized as W's dtype reads it
-  // f32 x -> bf16 [tokens, bf16_batch_ld(cols)]: fast numerics' batch input
-  // for bf16 weights on HalfPath::onednn_bf16, rounded once for every product
-  // reading x (kernels/half_products.hpp Bf16BatchView).
+  // f32 x -> bf16 in the fast path's layout (rows for onednn-bf16, tiles for
+  // amx-bf16): fast numerics' batch input for bf16 weights, rounded once for
+  // every product reading x (kernels/half_products.hpp Bf16BatchView).
   round_bf16,
 };
 

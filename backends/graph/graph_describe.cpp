@@ -69,8 +69,9 @@ std::string GraphBackend::describe() const {
       << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
          " threads";
     if (batch_rounds_to_bf16(typed.tensor, kernel, numerics_)) {
-      s << "; batches rounded to bf16 once per input (round_bf16, in the arena), one oneDNN"
-           " call per thread";
+      s << "; batches rounded to bf16 once per input (round_bf16, in the arena, "
+        << to_string(bf16_batch_layout(kernel, numerics_)) << " layout), one "
+        << to_string(half_batch_path(BlockKind::bf16, kernel, numerics_)) << " call per thread";
     }
     s << "\n";
   }

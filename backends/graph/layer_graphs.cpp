@@ -21,7 +21,7 @@ class Products {
     if (!m.typed()) return g_.matvec(g_.weight(name, m.f32, rows, cols), x);
     const InputFormat f = input_format(m.tensor, numerics_);
     ValueId in = f.quantized() ? quantized(x, f) : x;
-    // A batch on oneDNN's bf16 path reads x rounded to bf16, once for every
+    // A batch on a fast bf16 path reads x rounded to bf16, once for every
     // product of x (the compiler's default kernel decides, as it does there).
     if (g_.tokens() > 1 && batch_rounds_to_bf16(m.tensor, best_q8_kernel(), numerics_)) {
       in = rounded(x);

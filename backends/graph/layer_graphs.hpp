@@ -11,8 +11,8 @@
 // RMSNorm is run.c's or runq.c's (rmsnorm_fma) as the model's step
 // arithmetic says. A typed product whose dtype reads quantized inputs gets a
 // quantize op first, one per input and format (runq.c quantizes xb once for
-// q, k and v); a bf16 batch under fast numerics on oneDNN's path gets a
-// round_bf16 op, one per input.
+// q, k and v); a bf16 batch under fast numerics on a fast path (amx-bf16,
+// onednn-bf16) gets a round_bf16 op, one per input.
 #pragma once
 
 #include <span>

@@ -38,9 +38,11 @@ struct Instruction {
   size_t q_values = 0;  // bytes from the arena start: quantize: out's values; matvec_typed: a's
   Q8Kernel q8_kernel = Q8Kernel::portable;
   Numerics numerics = Numerics::exact;  // matvec_typed with a batch
-  // matvec_typed: a holds bf16 [tokens, bf16_batch_ld(w_cols)] (a round_bf16
-  // value) instead of f32; round_bf16: out holds that, a the f32 rows.
+  // matvec_typed: a holds the batch rounded to bf16 in bf16_layout (a
+  // round_bf16 value, kernels/half_products.hpp Bf16BatchView) instead of
+  // f32; round_bf16: out holds that, a the f32 rows.
   bool bf16_input = false;
+  Bf16Layout bf16_layout = Bf16Layout::rows;
   // matvec_typed: out = b + x W^T, the residual add fused into the product
   // (compiler only; the sum is the separate add's bits: one f32 addition of
   // the finished product).

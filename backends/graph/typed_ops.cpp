@@ -7,7 +7,8 @@
 // the avx512 and avx2 levels, the f32 model's prefill sums on the upcast weights); its row
 // blocks are whole kGemmRowUnit multiples. Under
 // fast numerics a bf16 batch reads its input rounded to bf16 once into the
-// arena (round_bf16) and runs oneDNN one row block per thread. A residual
+// arena (round_bf16, in the layout of its path) and runs the fast path one
+// row block per thread. A residual
 // add fused into the product (Instruction::residual) is added to each
 // finished result once, as the separate add did.
 #include "typed_ops.hpp"
@@ -32,19 +33,23 @@ constexpr int64_t kParallelMinWeights = int64_t{1} << 16;
 }  // namespace
 
 void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {
-  const int64_t cols = in.a.cols, ld = bf16_batch_ld(cols);
+  const int64_t cols = in.a.cols;
+  const Bf16Layout layout = in.bf16_layout;
   const float* a = arena + in.a.offset;                            // f32 [tokens, a.ld]
-  auto* out = reinterpret_cast<uint16_t*>(arena + in.out.offset);  // bf16 [tokens, ld]
+  auto* out = reinterpret_cast<uint16_t*>(arena + in.out.offset);  // bf16 in `layout`
   const std::span<const float> x(a, sz((tokens - 1) * in.a.ld + cols));
-  const std::span<uint16_t> rounded(out, sz(tokens * ld));
-  // Two blocks per thread of whole tokens; a small batch on the calling thread.
+  const std::span<uint16_t> rounded(out, sz(bf16_batch_values(tokens, cols, layout)));
+  // Two blocks per thread of whole tokens (of whole 16-token tiles in the
+  // tile layout, which are written 16 at a time); a small batch on the
+  // calling thread.
   const int threads = exec.threads();
   const bool parallel = tokens * cols >= kParallelMinWeights / 4;
   const int64_t n_blocks = parallel ? std::min<int64_t>(tokens, threads * 2) : 1;
-  const int64_t per = (tokens + n_blocks - 1) / n_blocks;
+  const int64_t unit = layout == Bf16Layout::tiles ? 16 : 1;
+  const int64_t per = ((tokens + n_blocks - 1) / n_blocks + unit - 1) / unit * unit;
   exec.for_each(n_blocks, parallel, [&](int64_t blk) {
     const int64_t t0 = blk * per, t1 = std::min(tokens, t0 + per);
-    round_batch_to_bf16(x, in.a.ld, cols, t0, t1, rounded);
+    round_batch_to_bf16(x, in.a.ld, cols, t0, t1, rounded, layout);
   });
 }
 
@@ -69,9 +74,13 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   // The input: f32 rows, or a quantized batch (scales at a, values at q_values).
   ProductBatch batch{{}, in.a.ld, {}, tokens};
   batch.numerics = in.numerics;
-  if (in.bf16_input) {  // bf16 [tokens, ld] from round_bf16: no f32 rows
-    const int64_t ld = bf16_batch_ld(cols);
-    batch.bf16 = {{reinterpret_cast<const uint16_t*>(a), sz(tokens * ld)}, ld, tokens};
+  if (in.bf16_input) {  // from round_bf16: no f32 rows
+    const Bf16Layout layout = in.bf16_layout;
+    batch.bf16 = {
+        {reinterpret_cast<const uint16_t*>(a), sz(bf16_batch_values(tokens, cols, layout))},
+        bf16_batch_ld(cols),
+        tokens,
+        layout};
   } else {
     batch.f32 = {a, sz((tokens - 1) * in.a.ld + cols)};
   }
@@ -88,13 +97,15 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   const bool gemm = tokens > 1 && batch_runs_gemm_f32(in.tw, in.q8_kernel, in.numerics);
   // As the f32 product: a few blocks per thread, whole multiples of 8 rows
   // (of a packed panel for the GEMM).
-  // A rounded batch: one block per thread (oneDNN blocks the rows itself; more
-  // calls only shorten each one).
+  // A rounded batch: one block per thread (the fast paths block the rows
+  // themselves; more calls only shorten each one).
   const int64_t per_thread = in.bf16_input ? 1 : 4;
   const int64_t n_blocks =
       parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * per_thread, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
-  const int64_t unit = gemm ? kGemmRowUnit : 8;
+  // amx-bf16 works in panels of 32 rows.
+  const bool tiles = in.bf16_input && in.bf16_layout == Bf16Layout::tiles;
+  const int64_t unit = gemm ? kGemmRowUnit : tiles ? 32 : 8;
   const int64_t rows_per_block = (per + unit - 1) / unit * unit;
   // A batch goes through the core's batch kernel (for int8: 16 tokens in the
   // lanes of a register, rows walked 64 at a time so they stay in L2 while

@@ -139,10 +139,10 @@ std::string describe_bf16_unit() {
   } else {
     unit = c.why;
   }
-  const bool bf16 =
-      half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) == HalfPath::onednn_bf16;
+  const HalfPath fast = half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast);
   return "bf16 unit: " + unit + ", fast numerics runs " +
-         (bf16 ? "bf16 kernels (onednn-bf16)" : "f32 kernels");
+         (half_path_is_fast(fast) ? std::string("bf16 kernels (") + to_string(fast) + ")"
+                                  : std::string("f32 kernels"));
 }
 
 }  // namespace llama

@@ -1,12 +1,12 @@
 // bf16/f16 products: path choice and the portable path (half_products.hpp);
 // the SIMD paths are in half_products_avx512.cpp and half_products_avx2.cpp,
-// oneDNN's in half_products_onednn.cpp.
+// the fast ones in half_products_amx.cpp and half_products_onednn.cpp behind
+// their rounded batch (bf16_batch.cpp).
 #include "llama/kernels/half_products.hpp"
 
 #include <algorithm>
 
 #include "half_kernels.hpp"
-#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/bf16_unit.hpp"
 #include "llama/kernels/cpu_features.hpp"
@@ -23,12 +23,16 @@ const char* to_string(HalfPath path) {
       return "avx2-f32";
     case HalfPath::onednn_bf16:
       return "onednn-bf16";
+    case HalfPath::amx_bf16:
+      return "amx-bf16";
     default:
       return "portable";
   }
 }
 
-bool half_path_is_fast(HalfPath path) { return path == HalfPath::onednn_bf16; }
+bool half_path_is_fast(HalfPath path) {
+  return path == HalfPath::onednn_bf16 || path == HalfPath::amx_bf16;
+}
 
 const char* half_path_requirement(HalfPath path) {
   switch (path) {
@@ -38,6 +42,8 @@ const char* half_path_requirement(HalfPath path) {
       return "AVX2, FMA and F16C";
     case HalfPath::onednn_bf16:
       return "AVX512-BF16 and oneDNN's avx512_core_bf16 ISA or above";
+    case HalfPath::amx_bf16:
+      return "AMX-BF16 tiles the OS lets this process use, and AVX512-BF16";
     default:
       return "";
   }
@@ -52,6 +58,10 @@ bool half_path_available(HalfPath path) {
       return simd_level_supported(SimdLevel::avx2);
     case HalfPath::onednn_bf16:  // the activations are rounded with AVX512-BF16
       return avx512 && cpu_features().avx512bf16 && detail::onednn_bf16_isa();
+    case HalfPath::amx_bf16: {
+      const CpuFeatures& f = cpu_features();
+      return avx512 && f.avx512bf16 && f.amx_bf16 && f.os_tiles && f.amx_permitted;
+    }
     default:
       return true;
   }
@@ -80,17 +90,18 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   const HalfPath decode = half_decode_path(kernel);
   if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
   // Fast only where the bf16 unit is faster (bf16_unit.hpp): elsewhere the
-  // exact kernels win on speed as well as accuracy.
-  if (numerics == Numerics::fast && kind == BlockKind::bf16 &&
-      half_path_available(HalfPath::onednn_bf16) && bf16_unit().faster) {
-    return HalfPath::onednn_bf16;
+  // exact kernels win on speed as well as accuracy. AMX tiles where the CPU
+  // has them, else oneDNN's AVX512-BF16 brgemm.
+  if (numerics == Numerics::fast && kind == BlockKind::bf16 && bf16_unit().faster) {
+    if (half_path_available(HalfPath::amx_bf16)) return HalfPath::amx_bf16;
+    if (half_path_available(HalfPath::onednn_bf16)) return HalfPath::onednn_bf16;
   }
   return HalfPath::avx512;
 }
 
 bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
   return w.dtype == DType::bf16 &&
-         half_batch_path(BlockKind::bf16, kernel, numerics) == HalfPath::onednn_bf16;
+         half_path_is_fast(half_batch_path(BlockKind::bf16, kernel, numerics));
 }
 
 std::string explain_half_decode_path(Q8Kernel kernel) {
@@ -111,12 +122,16 @@ std::string explain_half_decode_path(Q8Kernel kernel) {
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   const HalfPath path = half_batch_path(kind, kernel, numerics);
   const std::string policy = std::string(to_string(numerics)) + " numerics";
+  if (path == HalfPath::amx_bf16) {
+    return "amx-bf16 (hand-written AMX-BF16 tiles on the weights in place, a panel of 32 rows "
+           "at a time in tile order; " +
+           policy + ": activations rounded to bf16 once per batch in the tile layout; " +
+           bf16_unit().why + ")";
+  }
   if (path == HalfPath::onednn_bf16) {
-    const CpuFeatures& f = cpu_features();
     return std::string("onednn-bf16 (") + detail::onednn_description() + "; " + policy +
-           ": activations rounded to bf16; " + bf16_unit().why + "; the CPU has AVX512-BF16" +
-           (f.amx_bf16 && f.amx_permitted ? " and AMX-BF16, whose tiles oneDNN takes)"
-                                          : "; no AMX-BF16, which oneDNN would take itself)");
+           ": activations rounded to bf16; " + bf16_unit().why +
+           "; the CPU has AVX512-BF16, no AMX-BF16 tiles for amx-bf16)";
   }
   if (path == HalfPath::portable) {
     return "portable (" + policy + "; decode runs the portable kernels)";
@@ -130,7 +145,7 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
   }
   if (numerics == Numerics::fast) {
     if (kind != BlockKind::bf16) return why + ": f16 weights have no bf16 path)";
-    if (!half_path_available(HalfPath::onednn_bf16)) {
+    if (!half_path_available(HalfPath::onednn_bf16) && !half_path_available(HalfPath::amx_bf16)) {
       return why + ": the CPU lacks " + half_path_requirement(HalfPath::onednn_bf16) + ")";
     }
     const Bf16UnitChoice unit = bf16_unit();
@@ -192,18 +207,21 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
                     out_stride, w.kind == BlockKind::bf16 ? GemmWeights::bf16 : GemmWeights::f16,
                     w.bytes.data(), x.data(), ld, w.cols, n, row_begin, row_end, nullptr, 0);
       return;
-    case HalfPath::onednn_bf16: {
+    case HalfPath::onednn_bf16:
+    case HalfPath::amx_bf16: {
       if (w.kind != BlockKind::bf16) {
-        throw Error("half_matmat_rows: the onednn-bf16 path takes bf16 weights, not F16");
+        throw Error(std::string("half_matmat_rows: the ") + to_string(path) +
+                    " path takes bf16 weights, not F16");
       }
       // A caller without a rounded batch (tests, plugins): the vectors
-      // rounded here for this call, then the one onednn-bf16 entry.
-      const int64_t xld = bf16_batch_ld(w.cols);
-      const auto count = static_cast<size_t>(checked_mul(n, xld, "half_matmat_rows: the batch"));
-      UninitializedArray<uint16_t> rounded(count);  // bf16 [n, xld]
+      // rounded here for this call, then the one entry on a rounded batch.
+      const Bf16Layout layout = bf16_layout(path);
+      const auto count = static_cast<size_t>(bf16_batch_values(n, w.cols, layout));
+      UninitializedArray<uint16_t> rounded(count);  // bf16 in `layout`
       const std::span<uint16_t> view(rounded.data(), count);
-      round_batch_to_bf16(x, ld, w.cols, 0, n, view);
-      half_matmat_rows(out, out_stride, w, Bf16BatchView{view, xld, n}, row_begin, row_end);
+      round_batch_to_bf16(x, ld, w.cols, 0, n, view, layout);
+      half_matmat_rows(out, out_stride, w, Bf16BatchView{view, bf16_batch_ld(w.cols), n, layout},
+                       row_begin, row_end);
       return;
     }
     case HalfPath::portable:

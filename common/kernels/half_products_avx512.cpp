@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "half_kernels.hpp"
+#include "llama/kernels/avx512_transpose.hpp"
 #include "llama/kernels/simd_target.hpp"
 
 #define LLAMA_TARGET_AVX512_BF16                                                     \
@@ -141,6 +142,45 @@ LLAMA_TARGET_AVX512_BF16 void round_to_bf16(const float* x, int64_t n, uint16_t*
     const __mmask16 m = tail_mask(std::max<int64_t>(n - k, 0));
     const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + k));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), (__m256i)v);
+  }
+}
+
+// Token t's columns [kb * 32, kb * 32 + 32) rounded to bf16 pairs: lane i
+// holds columns 2i, 2i + 1 (zero past cols).
+LLAMA_TARGET_AVX512_BF16 inline __m512i rounded_pairs(const float* row, int64_t cols, int64_t kb) {
+  const int64_t k = kb * 32;
+  const __m512 lo = _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k, 0)), row + k);
+  const __m512 hi =
+      _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k - 16, 0)), row + k + 16);
+  return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+}
+
+LLAMA_TARGET_AVX512_BF16 void round_to_bf16_tiles(const float* x, int64_t ld, int64_t cols,
+                                                  int64_t t_begin, int64_t t_end, uint16_t* out,
+                                                  int64_t kbs) {
+  for (int64_t b = t_begin / 16; b * 16 < t_end; ++b) {
+    const int64_t first = std::max(t_begin, b * 16), last = std::min(t_end, b * 16 + 16);
+    for (int64_t kb = 0; kb < kbs; ++kb) {
+      uint16_t* tile = out + (b * kbs + kb) * 512;  // [16 pairs][16 tokens][2]
+      if (last - first == 16) {
+        // A whole block: its 16 tokens' pairs, transposed into the tile's rows.
+        __m512i v[16];
+        for (int i = 0; i < 16; ++i) v[i] = rounded_pairs(x + (first + i) * ld, cols, kb);
+        avx512::transpose16(v);
+        for (int i = 0; i < 16; ++i) _mm512_storeu_si512(tile + i * 32, v[i]);
+        continue;
+      }
+      // Part of a block (the rest is another range's, or past the batch):
+      // each token's pairs scattered into its column of the tile.
+      const __m512i column =
+          _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                             _mm512_set1_epi32(16));
+      for (int64_t t = first; t < last; ++t) {
+        const __m512i idx =
+            _mm512_add_epi32(column, _mm512_set1_epi32(static_cast<int>(t - b * 16)));
+        _mm512_i32scatter_epi32(tile, idx, rounded_pairs(x + t * ld, cols, kb), 4);
+      }
+    }
   }
 }
 

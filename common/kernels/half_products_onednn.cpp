@@ -1,10 +1,14 @@
 // The onednn-bf16 batch path (kernels/half_products.hpp): oneDNN's matmul
 // (Debian's libdnnl) for bf16 weights under fast numerics on activations
-// rounded to bf16 (round_batch_to_bf16) into a Bf16BatchView: once per batch
-// by the backend, or per call by half_matmat_rows' f32 entry (half_products.cpp),
-// which then takes this file's one entry, the rounded half_matmat_rows.
-// Products and sums in f32 inside oneDNN's kernels (brgemm on AVX512-BF16;
-// AMX-BF16 tiles where the CPU has them: oneDNN dispatches itself).
+// rounded to bf16 (round_batch_to_bf16, Bf16Layout::rows) once per batch by
+// the backend, or per call by half_matmat_rows' f32 entry (bf16_batch.cpp).
+// Products and sums in f32 inside oneDNN's brgemm on AVX512-BF16. oneDNN
+// would take AMX-BF16 tiles itself where the CPU has them, but its AMX matmul
+// sums in an order that depends on the block's shape (on an Intel Xeon with
+// AMX a row block's results changed with the split of the rows, which the
+// product table's contract forbids) and ran 0.65-0.9x the hand-written
+// amx-bf16 path, which such CPUs take instead (half_products_amx.cpp); so
+// oneDNN's ISA is capped at avx512_core_bf16 before its first use.
 //
 // Weights in place: W bf16 [rows, cols] row-major is, as matmul's [K, N]
 // weights, the plain strided format "ba" (strides {1, cols}); oneDNN's brgemm
@@ -48,7 +52,24 @@ namespace {
 using dnnl::memory;
 using dt = memory::data_type;
 
+// oneDNN's ISA, capped once at avx512_core_bf16 (see the top of the file)
+// before anything queries it. The cap fails (and oneDNN keeps its own choice)
+// where the program used oneDNN before us or DNNL_MAX_CPU_ISA set it.
+dnnl::cpu_isa effective_isa() {
+  static const bool capped = [] {
+    try {
+      dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx512_core_bf16);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  (void)capped;
+  return dnnl::get_effective_cpu_isa();
+}
+
 const dnnl::engine& cpu_engine() {
+  effective_isa();
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);  // immutable once made
   return engine;
 }
@@ -65,11 +86,11 @@ class OneThread {
   int saved_;
 };
 
-// oneDNN's bf16 x bf16 -> f32 matmul of rows [row_begin, row_end) of W with
-// xb (bf16 [n, xld], rounded), on the calling thread alone.
-void matmat_rows_onednn_bf16_rounded(float* out, int64_t out_stride, const BlockMatrix& w,
-                                     const uint16_t* xb, int64_t xld, int64_t n, int64_t row_begin,
-                                     int64_t row_end) {
+}  // namespace
+
+void matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
+                             const uint16_t* xb, int64_t xld, int64_t n, int64_t row_begin,
+                             int64_t row_end) {
   const int64_t cols = w.cols, rows = row_end - row_begin;
   const auto* weights = reinterpret_cast<const uint16_t*>(w.bytes.data()) + row_begin * cols;
   const OneThread one_thread;
@@ -103,6 +124,8 @@ void matmat_rows_onednn_bf16_rounded(float* out, int64_t out_stride, const Block
   }
 }
 
+namespace {
+
 const char* isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
     case dnnl::cpu_isa::sse41:
@@ -129,65 +152,14 @@ const char* isa_name(dnnl::cpu_isa isa) {
 }  // namespace
 
 bool onednn_bf16_isa() {
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  const dnnl::cpu_isa isa = effective_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
 std::string onednn_description() {
   const dnnl_version_t* v = dnnl::version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + ", ISA " + isa_name(dnnl::get_effective_cpu_isa());
+         std::to_string(v->patch) + ", ISA " + isa_name(effective_isa());
 }
 
 }  // namespace llama::detail
-
-namespace llama {
-
-int64_t bf16_batch_ld(int64_t cols) {
-  if (cols < 0 || cols > std::numeric_limits<int64_t>::max() - 31) {
-    throw Error("bf16_batch_ld: " + std::to_string(cols) + " columns");
-  }
-  return (cols + 31) / 32 * 32;
-}
-
-void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int64_t t_begin,
-                         int64_t t_end, std::span<uint16_t> out) {
-  if (!half_path_available(HalfPath::onednn_bf16)) {
-    throw Error(std::string("round_batch_to_bf16: this CPU lacks ") +
-                half_path_requirement(HalfPath::onednn_bf16));
-  }
-  if (t_end <= t_begin) return;
-  const int64_t padded = bf16_batch_ld(cols);
-  if (t_begin < 0 || ld < cols ||
-      static_cast<uint64_t>(x.size()) < static_cast<uint64_t>(t_end - 1) * ld + cols ||
-      static_cast<uint64_t>(out.size()) / static_cast<uint64_t>(padded) <
-          static_cast<uint64_t>(t_end)) {
-    throw Error("round_batch_to_bf16: buffers smaller than the rows");
-  }
-  for (int64_t t = t_begin; t < t_end; ++t) {
-    detail::round_to_bf16(x.data() + t * ld, cols, out.data() + t * padded, padded);
-  }
-}
-
-void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
-                      const Bf16BatchView& x, int64_t row_begin, int64_t row_end) {
-  if (w.kind != BlockKind::bf16) {
-    throw Error(std::string("half_matmat_rows: the onednn-bf16 path takes bf16 weights, not ") +
-                to_string(w.kind));
-  }
-  if (!half_path_available(HalfPath::onednn_bf16)) {
-    throw Error(std::string("half_matmat_rows: this CPU lacks ") +
-                half_path_requirement(HalfPath::onednn_bf16) + " for the onednn-bf16 path");
-  }
-  if (row_end <= row_begin || x.n <= 0) return;
-  if (row_begin < 0 || row_end > w.rows || x.ld != bf16_batch_ld(w.cols) ||
-      static_cast<uint64_t>(x.values.size()) / static_cast<uint64_t>(x.ld) <
-          static_cast<uint64_t>(x.n) ||
-      static_cast<int64_t>(out.size()) < (x.n - 1) * out_stride + row_end) {
-    throw Error("half_matmat_rows: a rounded batch or output smaller than the product");
-  }
-  detail::matmat_rows_onednn_bf16_rounded(out.data(), out_stride, w, x.values.data(), x.ld, x.n,
-                                          row_begin, row_end);
-}
-
-}  // namespace llama

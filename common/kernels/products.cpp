@@ -143,7 +143,11 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::f16: {
       const BlockMatrix m = block_matrix(w);
       const HalfPath path = half_batch_path(m.kind, kernel, x.numerics);
-      if (path == HalfPath::onednn_bf16 && !x.bf16.values.empty()) {
+      if (half_path_is_fast(path) && !x.bf16.values.empty()) {
+        if (x.bf16.layout != bf16_layout(path)) {
+          throw Error(std::string("matmat_rows: a bf16 batch in the ") + to_string(x.bf16.layout) +
+                      " layout for the " + to_string(path) + " path");
+        }
         half_matmat_rows(out, out_stride, m, x.bf16, row_begin, row_end);
         return;
       }
@@ -205,23 +209,21 @@ void BatchInputCache::set(std::span<const float> rows, int64_t ld, int64_t n, in
   rounded_valid_ = false;
 }
 
-void BatchInputCache::reserve_bf16(int64_t max_vectors, int64_t max_values) {
-  const int64_t ld = bf16_batch_ld(max_values);
-  rounded_.assign(static_cast<size_t>(max_vectors) * static_cast<size_t>(ld), 0);
+void BatchInputCache::reserve_bf16(int64_t max_vectors, int64_t max_values, Bf16Layout layout) {
+  rounded_.assign(static_cast<size_t>(bf16_batch_values(max_vectors, max_values, layout)), 0);
+  layout_ = layout;
   rounded_valid_ = false;
 }
 
 Bf16BatchView BatchInputCache::bf16() {
-  const int64_t ld = bf16_batch_ld(cols_);
-  if (static_cast<uint64_t>(n_) * static_cast<uint64_t>(ld) > rounded_.size()) {
-    throw Error("BatchInputCache: more bf16 values than reserved");
-  }
-  const std::span<uint16_t> out = std::span(rounded_).first(static_cast<size_t>(n_ * ld));
+  const auto values = static_cast<uint64_t>(bf16_batch_values(n_, cols_, layout_));
+  if (values > rounded_.size()) throw Error("BatchInputCache: more bf16 values than reserved");
+  const std::span<uint16_t> out = std::span(rounded_).first(static_cast<size_t>(values));
   if (!rounded_valid_) {
-    round_batch_to_bf16(rows_, ld_, cols_, 0, n_, out);
+    round_batch_to_bf16(rows_, ld_, cols_, 0, n_, out, layout_);
     rounded_valid_ = true;
   }
-  return {out, ld, n_};
+  return {out, bf16_batch_ld(cols_), n_, layout_};
 }
 
 ProductBatch BatchInputCache::get(const InputFormat& f) {

@@ -19,21 +19,27 @@
 //   for bit (its 16 lanes as two ymm), batches gemm_f32_rows(SimdLevel::avx2)
 //   (the same bits as avx512's GEMM). Every caller's kernel is
 //   Q8Kernel::portable at that level, so the reference backend runs it too.
-// - fast, onednn-bf16 (the default fast path; bf16 weights, AVX512-BF16):
-//   activations rounded to bf16 (nearest even) once per call, or once per
-//   batch by the backend (Bf16BatchView below), then oneDNN's
-//   matmul (Debian's libdnnl) over the weights in place (a plain [K, N] view
-//   of the mapped rows, no reordered copy), sums in f32. oneDNN picks its
-//   kernel for the CPU itself: brgemm on AVX512-BF16, AMX-BF16 tiles where the
-//   CPU has them. Chosen by measurement: 400-470 GFLOP/s on one Zen 5 core for
-//   the 340M shape's products against 221-240 for the hand-written
-//   vdpbf16ps register tiles this replaced (docs/performance.md).
+// - fast, amx-bf16 (bf16 weights, a CPU with AMX-BF16 tiles the OS lets this
+//   process use): activations rounded to bf16 once per batch into the tile
+//   layout (Bf16Layout::tiles), the weights read in place through a panel of
+//   32 rows copied into tile order, tdpbf16ps sums in f32. Hand-written:
+//   1.2-1.55x oneDNN 2.6's AMX matmul on its own reordered weights, 1.3-1.6x
+//   on the weights in place, for the 340M shape's products on one core of an
+//   Intel Xeon with AMX (docs/performance.md).
+// - fast, onednn-bf16 (bf16 weights, AVX512-BF16 without AMX): activations
+//   rounded to bf16 (nearest even) once per call, or once per batch by the
+//   backend (Bf16BatchView below, Bf16Layout::rows), then oneDNN's matmul
+//   (Debian's libdnnl, its ISA capped at avx512_core_bf16) over the weights in
+//   place (a plain [K, N] view of the mapped rows, no reordered copy), sums in
+//   f32. Chosen by measurement: 400-470 GFLOP/s on one Zen 5 core for the 340M
+//   shape's products against 221-240 for the hand-written vdpbf16ps register
+//   tiles this replaced (docs/performance.md).
 // Fast: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result for K <= 16384
 // columns. Rounding x_k to bf16 (8 significant bits, nearest even) moves each
 // term by at most 2^-9 of itself; a bf16 x bf16 product is exact in f32; each
 // policy's f32 summation of K terms errs by at most K * 2^-24 * sum |w_k x_k|
-// (both together <= 2^-9 of it for K <= 16384); vdpbf16ps flushes subnormals,
-// which moves a result by less than K * 2^-126 besides.
+// (both together <= 2^-9 of it for K <= 16384); vdpbf16ps and tdpbf16ps
+// flush subnormals, which moves a result by less than K * 2^-126 besides.
 //
 // Levels: these kernels need AVX-512 F/BW/VL only (plus AVX512-BF16 for the
 // fast path), or AVX2/FMA/F16C at the avx2 level, not the VNNI the int8
@@ -52,10 +58,10 @@
 
 namespace llama {
 
-enum class HalfPath { portable, avx2, avx512, onednn_bf16 };
+enum class HalfPath { portable, avx2, avx512, onednn_bf16, amx_bf16 };
 inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx2, HalfPath::avx512,
-                                          HalfPath::onednn_bf16};
-// "portable", "avx2-f32", "avx512-f32", "onednn-bf16".
+                                          HalfPath::onednn_bf16, HalfPath::amx_bf16};
+// "portable", "avx2-f32", "avx512-f32", "onednn-bf16", "amx-bf16".
 const char* to_string(HalfPath path);
 // Whether the path rounds activations to bf16 (the fast policy's paths).
 bool half_path_is_fast(HalfPath path);
@@ -78,11 +84,11 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
 // 2.6.3, ISA avx512_core_bf16; fast numerics; ...)", "avx512-f32 (exact
 // numerics)", ...
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
-// Whether a batch product with `w` runs HalfPath::onednn_bf16 (bf16 weights,
-// half_batch_path onednn-bf16), whose input a backend rounds to bf16 once
-// (round_batch_to_bf16, Bf16BatchView below) for every product reading it.
-// The one test the backends share: blas's BatchInputCache::bf16, graph's
-// Op::round_bf16.
+// Whether a batch product with `w` runs a fast path (bf16 weights,
+// half_batch_path onednn-bf16 or amx-bf16), whose input a backend rounds to
+// bf16 once (round_batch_to_bf16, Bf16BatchView below) for every product
+// reading it, in the layout bf16_batch_layout gives. The one test the backends
+// share: blas's BatchInputCache::bf16, graph's Op::round_bf16.
 bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics);
 // The same for decode: "avx512-f32 (...)" or "portable (...)".
 std::string explain_half_decode_path(Q8Kernel kernel);
@@ -104,30 +110,52 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
                       std::span<const float> x, int64_t ld, int64_t n, int64_t row_begin,
                       int64_t row_end, HalfPath path);
 
-// The fast path's batch input rounded once. HalfPath::onednn_bf16 reads its
-// vectors as bf16; rounding them on every call cost each row block of every
-// product a pass over the whole batch (8 passes a product at 4 blocks per
-// thread). A backend rounds the batch once (round_batch_to_bf16, its rows
-// split over threads if it likes) and hands the rounded vectors to every row
-// block, and to every product reading the same vectors (wq, wk, wv; w1, w3).
+// The fast paths' batch input rounded once. They read their vectors as bf16;
+// rounding them on every call cost each row block of every product a pass
+// over the whole batch (8 passes a product at 4 blocks per thread). A backend
+// rounds the batch once (round_batch_to_bf16, its tokens split over threads
+// if it likes) and hands the rounded vectors to every row block, and to
+// every product reading the same vectors (wq, wk, wv; w1, w3).
+enum class Bf16Layout {
+  // onednn-bf16: bf16 [n, ld], zero past the columns.
+  rows,
+  // amx-bf16: AMX B tiles, blocks of 16 tokens: bf16 [ceil(n / 16)][ld / 32]
+  // [16 column pairs][16 tokens][2], zero past the columns; room for n
+  // rounded up to 32 tokens (the kernel takes blocks in pairs), the tokens
+  // past n never written nor their results stored.
+  tiles,
+};
+const char* to_string(Bf16Layout layout);  // "rows", "tiles"
 struct Bf16BatchView {
-  std::span<const uint16_t> values;  // bf16 [n, ld], zero past the columns
+  std::span<const uint16_t> values;  // bf16, bf16_batch_values(n, cols, layout) of them
   int64_t ld = 0;                    // bf16_batch_ld(cols)
   int64_t n = 0;
+  Bf16Layout layout = Bf16Layout::rows;
 };
+// The layout a path reads: tiles for amx-bf16, rows otherwise.
+Bf16Layout bf16_layout(HalfPath path);
+// The layout bf16 weights' batch products read under (kernel, numerics)
+// where batch_rounds_to_bf16 holds.
+Bf16Layout bf16_batch_layout(Q8Kernel kernel, Numerics numerics);
 // The row stride of a rounded batch: cols padded to a multiple of 32.
 int64_t bf16_batch_ld(int64_t cols);
+// bf16 values a rounded batch of n vectors of cols values takes in `layout`.
+// Throws Error for negative sizes or an overflow.
+int64_t bf16_batch_values(int64_t n, int64_t cols, Bf16Layout layout);
 // Vectors [t_begin, t_end) of x (f32, ld apart, cols each) rounded to bf16
-// (nearest even, as the onednn-bf16 path rounds) into rows [t_begin, t_end)
-// of out (bf16 [n, bf16_batch_ld(cols)], zero past cols). Needs the
-// onednn-bf16 path's CPU (AVX512-BF16); throws Error without it or for
+// (nearest even, as the fast paths round) into their place in out, a batch in
+// `layout` with room for t_end vectors (bf16_batch_values(t_end, cols,
+// layout)). Ranges may be rounded separately (by several threads; in the
+// tile layout each range should start at a multiple of 16 to be written 16
+// tokens at a time). Needs AVX512-BF16; throws Error without it or for
 // buffers smaller than the rows.
 void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int64_t t_begin,
-                         int64_t t_end, std::span<uint16_t> out);
-// half_matmat_rows(..., HalfPath::onednn_bf16) on vectors already rounded:
-// the same results bit for bit, W bf16 [rows, cols] and x.ld ==
-// bf16_batch_ld(cols). Throws Error for f16 weights, a CPU without the path,
-// or a view smaller than the batch.
+                         int64_t t_end, std::span<uint16_t> out,
+                         Bf16Layout layout = Bf16Layout::rows);
+// half_matmat_rows(..., the layout's path) on vectors already rounded: the
+// same results bit for bit, W bf16 [rows, cols] and x.ld ==
+// bf16_batch_ld(cols). Throws Error for f16 weights, a CPU without the
+// layout's path, or a view smaller than the batch.
 void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                       const Bf16BatchView& x, int64_t row_begin, int64_t row_end);
 

@@ -86,9 +86,10 @@ struct ProductBatch {
   // fast: bf16 weights' batch products may round the f32 input to bf16 (then
   // not matvec_rows' bits: llama/numerics.hpp states the bound).
   Numerics numerics = Numerics::exact;
-  // fast, bf16 weights on HalfPath::onednn_bf16: the f32 vectors already
-  // rounded to bf16 (kernels/half_products.hpp), so the product does not round
-  // them again; empty: the product rounds them itself.
+  // fast, bf16 weights on a fast path (onednn-bf16, amx-bf16): the f32
+  // vectors already rounded to bf16 in that path's layout
+  // (kernels/half_products.hpp), so the product does not round them again;
+  // empty: the product rounds them itself.
   Bf16BatchView bf16{};
 };
 
@@ -142,11 +143,12 @@ class BatchInputCache {
   void reserve(int64_t max_vectors, int64_t max_values);
   void set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols);
   ProductBatch get(const InputFormat& f);
-  // The fast onednn-bf16 products' input (kernels/half_products.hpp): storage
-  // for max_vectors rows of bf16_batch_ld(max_values), and the batch rounded
-  // on the first call after set(), so wq, wk and wv (w1 and w3) share one
-  // rounding. Needs that path's CPU; throws Error past the reserved size.
-  void reserve_bf16(int64_t max_vectors, int64_t max_values);
+  // The fast paths' input (kernels/half_products.hpp): storage for
+  // max_vectors of max_values in `layout` (bf16_batch_layout of the products
+  // that read it), and the batch rounded on the first call after set(), so
+  // wq, wk and wv (w1 and w3) share one rounding. Needs the fast paths' CPU;
+  // throws Error past the reserved size.
+  void reserve_bf16(int64_t max_vectors, int64_t max_values, Bf16Layout layout);
   Bf16BatchView bf16();
 
  private:
@@ -155,8 +157,9 @@ class BatchInputCache {
   std::vector<int8_t> values_;  // i8 [max_vectors, max_values]
   std::vector<float> scales_;   // f32 [max_vectors, max_values]
   InputFormat quantized_;
-  std::vector<uint16_t> rounded_;  // bf16 [max_vectors, bf16_batch_ld(max_values)]
-  bool rounded_valid_ = false;     // rounded_ holds this set()'s batch
+  std::vector<uint16_t> rounded_;  // bf16 [max_vectors, bf16_batch_ld(max_values)] in layout_
+  Bf16Layout layout_ = Bf16Layout::rows;
+  bool rounded_valid_ = false;  // rounded_ holds this set()'s batch
 };
 
 }  // namespace llama
