@@ -128,6 +128,12 @@ TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit]
           (want == HalfPath::amx_bf16 ? Bf16Layout::tiles : Bf16Layout::rows));
     CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::bf16, k, Numerics::exact)));
     CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::f16, k, Numerics::fast)));
+    // Exact takes the tiles' three exact planes where the CPU has AMX and the unit is on.
+    const bool x3 = setting[1] == 'n' && half_decode_path(k) == HalfPath::avx512 &&
+                    half_path_available(HalfPath::amx_bf16x3);
+    CHECK(half_batch_path(BlockKind::bf16, k, Numerics::exact) ==
+          (x3 ? HalfPath::amx_bf16x3 : expected_fast_path(false)));
+    CHECK(batch_rounds_to_bf16(w, k, Numerics::exact) == x3);
     const std::string e = explain_half_batch_path(BlockKind::bf16, k, Numerics::fast);
     CHECK_THAT(e, Contains(std::string(to_string(want)) + " ("));
     // The avx2 level has no bf16 unit to choose, so it names no setting.
@@ -148,11 +154,18 @@ TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit]
     }
   }
   test::ScopedEnv bad("LLAMA_BF16_UNIT", "fastest");
-  if (half_decode_path(k) == HalfPath::avx512 && half_path_available(HalfPath::onednn_bf16)) {
+  const bool avx512 = half_decode_path(k) == HalfPath::avx512;
+  if (avx512 && half_path_available(HalfPath::onednn_bf16)) {
     CHECK_THROWS_WITH(half_batch_path(BlockKind::bf16, k, Numerics::fast),
                       Contains("LLAMA_BF16_UNIT: unknown value 'fastest'"));
   }
-  CHECK_FALSE(half_path_is_fast(half_batch_path(BlockKind::bf16, k, Numerics::exact)));
+  // Exact asks the setting only where it could take amx-bf16x3.
+  if (avx512 && half_path_available(HalfPath::amx_bf16x3)) {
+    CHECK_THROWS_WITH(half_batch_path(BlockKind::bf16, k, Numerics::exact),
+                      Contains("LLAMA_BF16_UNIT: unknown value 'fastest'"));
+  } else {
+    CHECK_FALSE(half_path_reads_bf16(half_batch_path(BlockKind::bf16, k, Numerics::exact)));
+  }
 }
 
 TEST_CASE("llama-cli --version names the bf16 unit and what fast runs", "[bf16-unit][cli]") {

@@ -41,15 +41,18 @@ bool fast_path_here() {
   return false;
 }
 
-// The fast paths this CPU runs, each with its layout; the others named.
-std::vector<HalfPath> fast_paths_here() {
-  const HalfPath fast[] = {HalfPath::onednn_bf16, HalfPath::amx_bf16};
-  return test::runnable("rounded batches", "fast paths", fast, half_path_available, [](HalfPath p) {
-    return std::string(to_string(p)) + " (needs " + half_path_requirement(p) + ")";
-  });
+// The paths reading a rounded batch that this CPU runs, each with its
+// layout; the others named.
+std::vector<HalfPath> bf16_paths_here() {
+  const HalfPath paths[] = {HalfPath::onednn_bf16, HalfPath::amx_bf16, HalfPath::amx_bf16x3};
+  return test::runnable(
+      "rounded batches", "bf16 paths", paths, half_path_available, [](HalfPath p) {
+        return std::string(to_string(p)) + " (needs " + half_path_requirement(p) + ")";
+      });
 }
 
-// Where token t's column k sits in a rounded batch (ld = bf16_batch_ld(cols)).
+// Where token t's column k sits in a rounded batch (ld = bf16_batch_ld(cols));
+// for tiles_x3 in plane 0 (the others follow at a third of the batch apart).
 size_t rounded_index(Bf16Layout layout, int64_t ld, int64_t t, int64_t k) {
   if (layout == Bf16Layout::rows) return static_cast<size_t>(t * ld + k);
   // [token block][ld / 32][16 pairs][16 tokens][2]
@@ -59,7 +62,7 @@ size_t rounded_index(Bf16Layout layout, int64_t ld, int64_t t, int64_t k) {
 
 }  // namespace
 
-TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[half][kernels]") {
+TEST_CASE("a batch rounded once gives its path's results bit for bit", "[half][kernels]") {
   // The bf16 paths wherever the CPU runs them, whatever the probe says of their speed.
   const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");
   if (!fast_path_here()) {
@@ -68,9 +71,10 @@ TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[ha
     CHECK_THROWS_WITH(round_batch_to_bf16(x, 32, 32, 0, 2, out), Contains("this CPU lacks"));
     return;
   }
-  const HalfPath table_path = half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast);
-  for (const HalfPath path : fast_paths_here()) {
+  for (const HalfPath path : bf16_paths_here()) {
     const Bf16Layout layout = bf16_layout(path);
+    const Numerics numerics = half_path_is_fast(path) ? Numerics::fast : Numerics::exact;
+    const HalfPath table_path = half_batch_path(BlockKind::bf16, best_q8_kernel(), numerics);
     for (const int64_t rows : {1, 37, 130}) {
       for (const int64_t cols : {3, 45, 64, 200}) {
         const std::vector<uint16_t> bits = random_bf16(rows * cols, uint32_t(rows * 100 + cols));
@@ -89,17 +93,26 @@ TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[ha
           // block is shared); the padding past cols must come out zero
           // whatever was there.
           const int64_t values = bf16_batch_values(n, cols, layout);
-          CHECK(values == (layout == Bf16Layout::rows ? n : (n + 31) / 32 * 32) * ld);
+          const int64_t planes = layout == Bf16Layout::tiles_x3 ? 3 : 1;
+          CHECK(values == (layout == Bf16Layout::rows ? n : (n + 31) / 32 * 32) * ld * planes);
           std::vector<uint16_t> rounded(static_cast<size_t>(values), 0xffff);
           round_batch_to_bf16(x, xld, cols, 0, n / 2, rounded, layout);
           round_batch_to_bf16(x, xld, cols, n / 2, n, rounded, layout);
           for (int64_t t = 0; t < n; ++t) {
             for (int64_t k = 0; k < ld; ++k) {
-              const uint16_t got = rounded[rounded_index(layout, ld, t, k)];
+              const size_t at = rounded_index(layout, ld, t, k);
+              const uint16_t got = rounded[at];
               if (k >= cols) {
                 CHECK(got == 0);
-              } else {
-                CHECK(got == f32_to_bf16(x[static_cast<size_t>(t * xld + k)]));
+                continue;
+              }
+              const float want = x[static_cast<size_t>(t * xld + k)];
+              CHECK(got == f32_to_bf16(want));
+              if (planes == 3) {  // the three planes sum to the value
+                const auto plane = static_cast<size_t>(values / 3);
+                CHECK(bf16_to_f32(got) + bf16_to_f32(rounded[at + plane]) +
+                          bf16_to_f32(rounded[at + 2 * plane]) ==
+                      want);
               }
             }
           }
@@ -121,7 +134,7 @@ TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[ha
           const Tensor t =
               Tensor::view("w", DType::bf16, {rows, cols}, std::as_bytes(std::span(bits)));
           ProductBatch pb{{}, xld, {}, n};
-          pb.numerics = Numerics::fast;
+          pb.numerics = numerics;
           pb.bf16 = view;
           // Only where the table's batch path is this one (a lower
           // LLAMA_CPU_LEVEL picks another, which reads the f32 batch this
@@ -131,7 +144,7 @@ TEST_CASE("a batch rounded once gives its fast path's results bit for bit", "[ha
             std::vector<float> table(want.size(), -7.0f);
             matmat_rows(table, rows, t, pb, 0, rows, best_q8_kernel());
             CHECK(table == want);
-          } else if (half_path_is_fast(table_path)) {
+          } else if (half_path_reads_bf16(table_path)) {
             CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
                               Contains(std::string("a bf16 batch in the ") + to_string(layout) +
                                        " layout for the " + to_string(table_path) + " path"));
@@ -244,49 +257,53 @@ TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph
   CHECK_THROWS_WITH(g.matvec_typed(g.weight_typed("wh", wh, Numerics::fast), r),
                     Contains("needs an input [200]"));
 
-  CompileOptions fast;
-  fast.numerics = Numerics::fast;
-  if (!fast_path_here() || !batch_rounds_to_bf16(wq, fast.q8_kernel, fast.numerics)) {
-    CHECK_THROWS_WITH(compile(g, fast), Contains("rounded to bf16"));
-    return;
-  }
-  CompileOptions exact;  // a rounded input under exact numerics has no reader
-  CHECK_THROWS_WITH(compile(g, exact), Contains("rounded to bf16, but its batch path"));
-  const Plan p = compile(g, fast);
-  REQUIRE(p.instructions.size() == 3);
-  CHECK(p.instructions[0].op == Op::round_bf16);
-  CHECK(p.instructions[1].bf16_input);
-  CHECK(p.instructions[2].bf16_input);
-  CHECK(p.instructions[1].a.offset == p.instructions[0].out.offset);
-  const Bf16Layout layout = bf16_batch_layout(fast.q8_kernel, fast.numerics);
-  CHECK(p.instructions[0].bf16_layout == layout);
-  CHECK(p.instructions[1].bf16_layout == layout);
-  for (const ValueLayout& l : p.values) {
-    if (l.value == r) CHECK(l.bytes == size_t(bf16_batch_values(tokens, dim, layout) * 2));
-  }
-  CHECK_THAT(p.describe("bf16"), Contains("= round_bf16 %0 : bf16[9x200]"));
-
-  // Replay on 2 threads, and with fewer tokens than planned, equals the core's
-  // fast product rounding the batch itself.
+  // Each policy whose batch path reads a rounded batch (fast: amx-bf16 or
+  // onednn-bf16; exact: amx-bf16x3 on a CPU with AMX) compiles and replays to
+  // the core's product; the others refuse the rounded input.
   const std::vector<float> input = test::random_floats(tokens * dim, 5, 2.0f);
-  for (const int64_t n : {tokens, int64_t{1}}) {
-    for (const int threads : {1, 2}) {
-      INFO(n << " tokens, " << threads << " threads");
-      std::vector<float> arena(p.arena_floats(), -1.0f);
-      std::copy(input.begin(), input.begin() + n * dim,
-                arena.begin() + std::ptrdiff_t(p.input("x").ref.offset));
-      Executor(threads).run(p, arena, n);
-      for (const auto& [name, w, rows] :
-           {std::tuple{"q", &wq, rows_q}, std::tuple{"k", &wk, rows_k}}) {
-        std::vector<float> want(size_t(n * rows));
-        ProductBatch pb{std::span(input).first(size_t(n * dim)), dim, {}, n};
-        pb.numerics = Numerics::fast;
-        matmat_rows(want, rows, *w, pb, 0, rows, best_q8_kernel());
-        const ArenaRef out = p.output(name).ref;
-        for (int64_t t = 0; t < n; ++t) {
-          INFO(name << ", token " << t);
-          CHECK(std::equal(want.begin() + t * rows, want.begin() + (t + 1) * rows,
-                           arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
+  for (const Numerics numerics : {Numerics::fast, Numerics::exact}) {
+    INFO(to_string(numerics) << " numerics");
+    CompileOptions options;
+    options.numerics = numerics;
+    if (!fast_path_here() || !batch_rounds_to_bf16(wq, options.q8_kernel, numerics)) {
+      CHECK_THROWS_WITH(compile(g, options), Contains("rounded to bf16, but its batch path"));
+      continue;
+    }
+    const Plan p = compile(g, options);
+    REQUIRE(p.instructions.size() == 3);
+    CHECK(p.instructions[0].op == Op::round_bf16);
+    CHECK(p.instructions[1].bf16_input);
+    CHECK(p.instructions[2].bf16_input);
+    CHECK(p.instructions[1].a.offset == p.instructions[0].out.offset);
+    const Bf16Layout layout = bf16_batch_layout(options.q8_kernel, numerics);
+    CHECK(p.instructions[0].bf16_layout == layout);
+    CHECK(p.instructions[1].bf16_layout == layout);
+    for (const ValueLayout& l : p.values) {
+      if (l.value == r) CHECK(l.bytes == size_t(bf16_batch_values(tokens, dim, layout) * 2));
+    }
+    CHECK_THAT(p.describe("bf16"), Contains("= round_bf16 %0 : bf16[9x200]"));
+
+    // Replay on 2 threads, and with fewer tokens than planned, equals the
+    // core's product rounding the batch itself.
+    for (const int64_t n : {tokens, int64_t{1}}) {
+      for (const int threads : {1, 2}) {
+        INFO(n << " tokens, " << threads << " threads");
+        std::vector<float> arena(p.arena_floats(), -1.0f);
+        std::copy(input.begin(), input.begin() + n * dim,
+                  arena.begin() + std::ptrdiff_t(p.input("x").ref.offset));
+        Executor(threads).run(p, arena, n);
+        for (const auto& [name, w, rows] :
+             {std::tuple{"q", &wq, rows_q}, std::tuple{"k", &wk, rows_k}}) {
+          std::vector<float> want(size_t(n * rows));
+          ProductBatch pb{std::span(input).first(size_t(n * dim)), dim, {}, n};
+          pb.numerics = numerics;
+          matmat_rows(want, rows, *w, pb, 0, rows, best_q8_kernel());
+          const ArenaRef out = p.output(name).ref;
+          for (int64_t t = 0; t < n; ++t) {
+            INFO(name << ", token " << t);
+            CHECK(std::equal(want.begin() + t * rows, want.begin() + (t + 1) * rows,
+                             arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
+          }
         }
       }
     }

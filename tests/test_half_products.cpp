@@ -82,7 +82,7 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
               test::random_floats(static_cast<size_t>(n * ld), 7u + n, 2.0f);
           const std::vector<float> portable = batch(h, x, ld, n, HalfPath::portable);
           for (HalfPath path : paths) {
-            if (half_path_is_fast(path) && kind != BlockKind::bf16) continue;
+            if (half_path_reads_bf16(path) && kind != BlockKind::bf16) continue;
             INFO("path " << to_string(path));
             const std::vector<float> got = batch(h, x, ld, n, path);
             const Q8Kernel decode =
@@ -226,10 +226,12 @@ TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]")
                   0, 37, kernel);
       for (int64_t r = 0; r < 37; ++r) {
         const float b = batched[static_cast<size_t>(t * 37 + r)];
-        // The f32 GEMM's sums (AVX-512): decode's to f32 rounding, two f32
-        // sums of 70 terms of |w x| <= 2 (each within 70 * 2^-24 * 140);
-        // elsewhere decode's bits.
-        if (batch_runs_gemm_f32(w, kernel, Numerics::exact)) {
+        // The f32 GEMM's sums (AVX-512), or amx-bf16x3's (exact terms, plane
+        // 0's chain of f32 roundings as the GEMM's, the others' 2^-8 below):
+        // decode's to f32 rounding, two f32 sums of 70 terms of |w x| <= 2
+        // (each within 70 * 2^-24 * 140); elsewhere decode's bits.
+        if (batch_runs_gemm_f32(w, kernel, Numerics::exact) ||
+            half_batch_path(kind, kernel, Numerics::exact) == HalfPath::amx_bf16x3) {
           CHECK(std::fabs(b - one[r]) <= std::ldexp(2.0 * 70 * 140, -24));
         } else {
           CHECK(b == one[r]);
@@ -308,50 +310,104 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
                     Catch::Contains("--numerics: unknown numerics policy 'quick'"));
 }
 
-TEST_CASE("amx-bf16 over panels, column chunks and splits: the bound, and the same bits",
-          "[half][kernels][amx]") {
+TEST_CASE("amx-bf16 and amx-bf16x3 over panels, column chunks and splits", "[half][kernels][amx]") {
   if (!half_path_available(HalfPath::amx_bf16)) {
-    std::cout << "amx-bf16: not run (this CPU lacks " << half_path_requirement(HalfPath::amx_bf16)
-              << ")\n";
-    WARN("this CPU lacks " << half_path_requirement(HalfPath::amx_bf16) << ": amx-bf16 not tested");
+    std::cout << "amx-bf16, amx-bf16x3: not run (this CPU lacks "
+              << half_path_requirement(HalfPath::amx_bf16) << ")\n";
+    WARN("this CPU lacks " << half_path_requirement(HalfPath::amx_bf16)
+                           << ": amx-bf16 and amx-bf16x3 not tested");
     return;
   }
-  std::cout << "amx-bf16: run\n";
+  std::cout << "amx-bf16, amx-bf16x3: run\n";
   // Rows over several 32-row panels with a tail; columns past one 4096-column
   // panel (two and three chunks) with a tail off the 32-value tile.
-  for (const int64_t rows : {33, 130}) {
-    for (const int64_t cols : {1000, 4096 + 100, 8192 + 33}) {
-      const Half h = random_half(BlockKind::bf16, rows, cols, static_cast<uint32_t>(rows + cols));
-      for (const int64_t n : {1, 17, 40}) {
-        INFO(rows << "x" << cols << ", batch " << n);
-        const int64_t ld = cols + 1;
-        const std::vector<float> x = test::random_floats(static_cast<size_t>(n * ld), 3u + n, 2.0f);
-        const std::vector<float> got = batch(h, x, ld, n, HalfPath::amx_bf16);
-        for (int64_t t = 0; t < n; ++t) {
-          for (int64_t r = 0; r < rows; ++r) {
-            double exact = 0, mag = 0;
-            for (int64_t k = 0; k < cols; ++k) {
-              const double p = double(value(h, r, k)) * x[static_cast<size_t>(t * ld + k)];
-              exact += p;
-              mag += std::fabs(p);
+  for (const HalfPath path : {HalfPath::amx_bf16, HalfPath::amx_bf16x3}) {
+    for (const int64_t rows : {33, 130}) {
+      for (const int64_t cols : {1000, 4096 + 100, 8192 + 33}) {
+        const Half h = random_half(BlockKind::bf16, rows, cols, static_cast<uint32_t>(rows + cols));
+        for (const int64_t n : {1, 17, 40}) {
+          INFO(to_string(path) << " " << rows << "x" << cols << ", batch " << n);
+          const int64_t ld = cols + 1;
+          const std::vector<float> x =
+              test::random_floats(static_cast<size_t>(n * ld), 3u + n, 2.0f);
+          const std::vector<float> got = batch(h, x, ld, n, path);
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              double exact = 0, mag = 0;
+              for (int64_t k = 0; k < cols; ++k) {
+                const double p = double(value(h, r, k)) * x[static_cast<size_t>(t * ld + k)];
+                exact += p;
+                mag += std::fabs(p);
+              }
+              INFO("row " << r << ", vector " << t);
+              const double err = std::fabs(got[static_cast<size_t>(t * rows + r)] - exact);
+              if (path == HalfPath::amx_bf16) {
+                CHECK(err <= std::ldexp(mag, -8) + 1e-6 * mag);
+              } else {
+                // Exact terms: plane 0's K roundings, each within 2^-24 of a
+                // partial sum <= mag, the lower planes' 2K at 2^-8 of that, one
+                // final addition.
+                CHECK(err <= double(cols + cols / 64 + 2) * std::ldexp(mag, -24));
+              }
             }
-            INFO("row " << r << ", vector " << t);
-            CHECK(std::fabs(got[static_cast<size_t>(t * rows + r)] - exact) <=
-                  std::ldexp(mag, -8) + 1e-6 * mag);
           }
+          // Row ranges off the panels, and a batch of the first vectors alone:
+          // the same bits.
+          std::vector<float> split(got.size(), -7.0f);
+          for (const auto& [r0, r1] :
+               {std::pair<int64_t, int64_t>{0, 5}, {5, rows - 3}, {rows - 3, rows}}) {
+            half_matmat_rows(split, rows, h.m, x, ld, n, r0, r1, path);
+          }
+          CHECK(split == got);
+          const int64_t fewer = (n + 1) / 2;
+          const std::vector<float> head = batch(h, x, ld, fewer, path);
+          CHECK(std::equal(head.begin(), head.end(), got.begin()));
         }
-        // Row ranges off the panels, and a batch of the first vectors alone:
-        // the same bits.
-        std::vector<float> split(got.size(), -7.0f);
-        for (const auto& [r0, r1] :
-             {std::pair<int64_t, int64_t>{0, 5}, {5, rows - 3}, {rows - 3, rows}}) {
-          half_matmat_rows(split, rows, h.m, x, ld, n, r0, r1, HalfPath::amx_bf16);
-        }
-        CHECK(split == got);
-        const int64_t fewer = (n + 1) / 2;
-        const std::vector<float> head = batch(h, x, ld, fewer, HalfPath::amx_bf16);
-        CHECK(std::equal(head.begin(), head.end(), got.begin()));
       }
     }
   }
+}
+
+TEST_CASE("amx-bf16x3 keeps every bit of the activations", "[half][kernels][amx]") {
+  if (!half_path_available(HalfPath::amx_bf16x3)) {
+    WARN("this CPU lacks " << half_path_requirement(HalfPath::amx_bf16x3)
+                           << ": amx-bf16x3 not tested");
+    return;
+  }
+  // Sums that f32 holds exactly: 12 weights of +-1 a row (the rest zero),
+  // anywhere in three column chunks, times activations of 20 significant bits
+  // (integers below 2^19, scaled), so every plane carries bits and no sum
+  // rounds. amx-bf16x3 must give the sums exactly; amx-bf16, which keeps 8
+  // bits of each activation, must not.
+  const int64_t rows = 70, cols = 8192 + 77, n = 21, ld = cols;
+  std::mt19937 rng(5);
+  std::vector<uint16_t> bits(static_cast<size_t>(rows * cols), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int j = 0; j < 12; ++j) {
+      const auto k = static_cast<int64_t>(rng() % static_cast<uint32_t>(cols));
+      bits[static_cast<size_t>(r * cols + k)] = f32_to_bf16(rng() % 2 ? 1.0f : -1.0f);
+    }
+  }
+  const BlockMatrix w{std::as_bytes(std::span(bits)), rows, cols, BlockKind::bf16};
+  std::vector<float> x(static_cast<size_t>(n * ld));
+  for (float& v : x) {
+    v = std::ldexp(static_cast<float>(static_cast<int32_t>(rng() % (1u << 20)) - (1 << 19)), -7);
+  }
+  std::vector<float> exact(static_cast<size_t>(n * rows)), fast(exact.size());
+  half_matmat_rows(exact, rows, w, x, ld, n, 0, rows, HalfPath::amx_bf16x3);
+  half_matmat_rows(fast, rows, w, x, ld, n, 0, rows, HalfPath::amx_bf16);
+  int64_t fast_off = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (int64_t k = 0; k < cols; ++k) {
+        sum += double(bf16_to_f32(bits[static_cast<size_t>(r * cols + k)])) *
+               x[static_cast<size_t>(t * ld + k)];
+      }
+      INFO("row " << r << ", vector " << t);
+      CHECK(exact[static_cast<size_t>(t * rows + r)] == sum);
+      fast_off += fast[static_cast<size_t>(t * rows + r)] != sum;
+    }
+  }
+  CHECK(fast_off > n * rows / 2);
 }

@@ -45,7 +45,7 @@ void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, i
   const int threads = exec.threads();
   const bool parallel = tokens * cols >= kParallelMinWeights / 4;
   const int64_t n_blocks = parallel ? std::min<int64_t>(tokens, threads * 2) : 1;
-  const int64_t unit = layout == Bf16Layout::tiles ? 16 : 1;
+  const int64_t unit = layout == Bf16Layout::rows ? 1 : 16;
   const int64_t per = ((tokens + n_blocks - 1) / n_blocks + unit - 1) / unit * unit;
   exec.for_each(n_blocks, parallel, [&](int64_t blk) {
     const int64_t t0 = blk * per, t1 = std::min(tokens, t0 + per);
@@ -103,8 +103,8 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   const int64_t n_blocks =
       parallel ? std::max<int64_t>(1, std::min<int64_t>(threads * per_thread, rows / 16)) : 1;
   const int64_t per = (rows + n_blocks - 1) / n_blocks;
-  // amx-bf16 works in panels of 32 rows.
-  const bool tiles = in.bf16_input && in.bf16_layout == Bf16Layout::tiles;
+  // amx-bf16 and amx-bf16x3 work in panels of 32 rows.
+  const bool tiles = in.bf16_input && in.bf16_layout != Bf16Layout::rows;
   const int64_t unit = gemm ? kGemmRowUnit : tiles ? 32 : 8;
   const int64_t rows_per_block = (per + unit - 1) / unit * unit;
   // A batch goes through the core's batch kernel (for int8: 16 tokens in the

@@ -14,18 +14,43 @@ namespace llama {
 namespace {
 
 HalfPath path_of(Bf16Layout layout) {
-  return layout == Bf16Layout::tiles ? HalfPath::amx_bf16 : HalfPath::onednn_bf16;
+  switch (layout) {
+    case Bf16Layout::tiles:
+      return HalfPath::amx_bf16;
+    case Bf16Layout::tiles_x3:
+      return HalfPath::amx_bf16x3;
+    default:
+      return HalfPath::onednn_bf16;
+  }
 }
+
+int planes_of(Bf16Layout layout) { return layout == Bf16Layout::tiles_x3 ? 3 : 1; }
 
 // Tokens a tile-layout batch holds room for: n rounded up to whole pairs of 16-token blocks.
 int64_t tile_tokens(int64_t n) { return checked_add(n, int64_t{31}, "a bf16 batch") / 32 * 32; }
 
 }  // namespace
 
-const char* to_string(Bf16Layout layout) { return layout == Bf16Layout::tiles ? "tiles" : "rows"; }
+const char* to_string(Bf16Layout layout) {
+  switch (layout) {
+    case Bf16Layout::tiles:
+      return "tiles";
+    case Bf16Layout::tiles_x3:
+      return "tiles_x3";
+    default:
+      return "rows";
+  }
+}
 
 Bf16Layout bf16_layout(HalfPath path) {
-  return path == HalfPath::amx_bf16 ? Bf16Layout::tiles : Bf16Layout::rows;
+  switch (path) {
+    case HalfPath::amx_bf16:
+      return Bf16Layout::tiles;
+    case HalfPath::amx_bf16x3:
+      return Bf16Layout::tiles_x3;
+    default:
+      return Bf16Layout::rows;
+  }
 }
 
 Bf16Layout bf16_batch_layout(Q8Kernel kernel, Numerics numerics) {
@@ -41,8 +66,9 @@ int64_t bf16_batch_ld(int64_t cols) {
 
 int64_t bf16_batch_values(int64_t n, int64_t cols, Bf16Layout layout) {
   if (n < 0) throw Error("a bf16 batch of " + std::to_string(n) + " vectors");
-  const int64_t tokens = layout == Bf16Layout::tiles ? tile_tokens(n) : n;
-  return checked_mul(tokens, bf16_batch_ld(cols), "a bf16 batch");
+  const int64_t tokens = layout == Bf16Layout::rows ? n : tile_tokens(n);
+  return checked_mul(checked_mul(tokens, bf16_batch_ld(cols), "a bf16 batch"),
+                     int64_t{planes_of(layout)}, "a bf16 batch");
 }
 
 void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int64_t t_begin,
@@ -60,8 +86,11 @@ void round_batch_to_bf16(std::span<const float> x, int64_t ld, int64_t cols, int
           static_cast<uint64_t>(bf16_batch_values(t_end, cols, layout))) {
     throw Error("round_batch_to_bf16: buffers smaller than the rows");
   }
-  if (layout == Bf16Layout::tiles) {
-    detail::round_to_bf16_tiles(x.data(), ld, cols, t_begin, t_end, out.data(), padded / 32);
+  if (layout != Bf16Layout::rows) {
+    // Each plane holds room for the batch up to t_end (checked above).
+    const int planes = planes_of(layout);
+    detail::round_to_bf16_tiles(x.data(), ld, cols, t_begin, t_end, out.data(), padded / 32, planes,
+                                static_cast<int64_t>(out.size()) / planes);
     return;
   }
   for (int64_t t = t_begin; t < t_end; ++t) {
@@ -87,8 +116,10 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
       static_cast<int64_t>(out.size()) < (x.n - 1) * out_stride + row_end) {
     throw Error("half_matmat_rows: a rounded batch or output smaller than the product");
   }
-  if (x.layout == Bf16Layout::tiles) {
-    detail::matmat_rows_amx_bf16(out.data(), out_stride, w, x.values.data(), x.ld, x.n, row_begin,
+  if (x.layout != Bf16Layout::rows) {
+    const int planes = planes_of(x.layout);
+    detail::matmat_rows_amx_bf16(out.data(), out_stride, w, x.values.data(), x.ld, x.n, planes,
+                                 static_cast<int64_t>(x.values.size()) / planes, row_begin,
                                  row_end);
   } else {
     detail::matmat_rows_onednn_bf16(out.data(), out_stride, w, x.values.data(), x.ld, x.n,

@@ -140,9 +140,13 @@ std::string describe_bf16_unit() {
     unit = c.why;
   }
   const HalfPath fast = half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast);
+  const HalfPath exact = half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact);
   return "bf16 unit: " + unit + ", fast numerics runs " +
          (half_path_is_fast(fast) ? std::string("bf16 kernels (") + to_string(fast) + ")"
-                                  : std::string("f32 kernels"));
+                                  : std::string("f32 kernels")) +
+         (half_path_reads_bf16(exact)
+              ? std::string(", exact numerics three exact bf16 planes (") + to_string(exact) + ")"
+              : std::string());
 }
 
 }  // namespace llama

@@ -25,6 +25,8 @@ const char* to_string(HalfPath path) {
       return "onednn-bf16";
     case HalfPath::amx_bf16:
       return "amx-bf16";
+    case HalfPath::amx_bf16x3:
+      return "amx-bf16x3";
     default:
       return "portable";
   }
@@ -32,6 +34,10 @@ const char* to_string(HalfPath path) {
 
 bool half_path_is_fast(HalfPath path) {
   return path == HalfPath::onednn_bf16 || path == HalfPath::amx_bf16;
+}
+
+bool half_path_reads_bf16(HalfPath path) {
+  return half_path_is_fast(path) || path == HalfPath::amx_bf16x3;
 }
 
 const char* half_path_requirement(HalfPath path) {
@@ -43,6 +49,7 @@ const char* half_path_requirement(HalfPath path) {
     case HalfPath::onednn_bf16:
       return "AVX512-BF16 and oneDNN's avx512_core_bf16 ISA or above";
     case HalfPath::amx_bf16:
+    case HalfPath::amx_bf16x3:
       return "AMX-BF16 tiles the OS lets this process use, and AVX512-BF16";
     default:
       return "";
@@ -58,7 +65,8 @@ bool half_path_available(HalfPath path) {
       return simd_level_supported(SimdLevel::avx2);
     case HalfPath::onednn_bf16:  // the activations are rounded with AVX512-BF16
       return avx512 && cpu_features().avx512bf16 && detail::onednn_bf16_isa();
-    case HalfPath::amx_bf16: {
+    case HalfPath::amx_bf16:
+    case HalfPath::amx_bf16x3: {
       const CpuFeatures& f = cpu_features();
       return avx512 && f.avx512bf16 && f.amx_bf16 && f.os_tiles && f.amx_permitted;
     }
@@ -89,10 +97,18 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   // avx512 run the f32 GEMM at that level. The avx2 level has no bf16 unit.
   const HalfPath decode = half_decode_path(kernel);
   if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
-  // Fast only where the bf16 unit is faster (bf16_unit.hpp): elsewhere the
-  // exact kernels win on speed as well as accuracy. AMX tiles where the CPU
-  // has them, else oneDNN's AVX512-BF16 brgemm.
-  if (numerics == Numerics::fast && kind == BlockKind::bf16 && bf16_unit().faster) {
+  // The bf16 unit only where it is faster (bf16_unit.hpp): elsewhere the
+  // exact kernels win on speed as well as accuracy. Fast: AMX tiles where the
+  // CPU has them, else oneDNN's AVX512-BF16 brgemm. Exact: AMX tiles on the
+  // activations split into three exact bf16 planes, about twice the f32
+  // GEMM's speed there (three tile products a term; not worth it on
+  // vdpbf16ps).
+  if (kind != BlockKind::bf16) return HalfPath::avx512;
+  if (numerics == Numerics::exact) {
+    return half_path_available(HalfPath::amx_bf16x3) && bf16_unit().faster ? HalfPath::amx_bf16x3
+                                                                           : HalfPath::avx512;
+  }
+  if (bf16_unit().faster) {
     if (half_path_available(HalfPath::amx_bf16)) return HalfPath::amx_bf16;
     if (half_path_available(HalfPath::onednn_bf16)) return HalfPath::onednn_bf16;
   }
@@ -101,7 +117,7 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
 
 bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics) {
   return w.dtype == DType::bf16 &&
-         half_path_is_fast(half_batch_path(BlockKind::bf16, kernel, numerics));
+         half_path_reads_bf16(half_batch_path(BlockKind::bf16, kernel, numerics));
 }
 
 std::string explain_half_decode_path(Q8Kernel kernel) {
@@ -122,6 +138,12 @@ std::string explain_half_decode_path(Q8Kernel kernel) {
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics) {
   const HalfPath path = half_batch_path(kind, kernel, numerics);
   const std::string policy = std::string(to_string(numerics)) + " numerics";
+  if (path == HalfPath::amx_bf16x3) {
+    return "amx-bf16x3 (hand-written AMX-BF16 tiles on the weights in place; " + policy +
+           ": activations split exactly into three bf16 planes, the products exact, plane 0's "
+           "sums and the others' added once; " +
+           bf16_unit().why + ")";
+  }
   if (path == HalfPath::amx_bf16) {
     return "amx-bf16 (hand-written AMX-BF16 tiles on the weights in place, a panel of 32 rows "
            "at a time in tile order; " +
@@ -153,6 +175,11 @@ std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics nu
       return why + ", but " + unit.why + ": exact kernels are faster; no AMX-BF16)";
     }
     return why + ", but " + unit.why + ": the exact kernels run)";
+  }
+  if (kind == BlockKind::bf16 && half_path_available(HalfPath::amx_bf16x3)) {
+    return why +
+           "; the f32 GEMM on the weights widened exactly; not amx-bf16x3: " + bf16_unit().why +
+           ")";
   }
   return why + "; the f32 GEMM on the weights widened exactly)";
 }
@@ -208,7 +235,8 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
                     w.bytes.data(), x.data(), ld, w.cols, n, row_begin, row_end, nullptr, 0);
       return;
     case HalfPath::onednn_bf16:
-    case HalfPath::amx_bf16: {
+    case HalfPath::amx_bf16:
+    case HalfPath::amx_bf16x3: {
       if (w.kind != BlockKind::bf16) {
         throw Error(std::string("half_matmat_rows: the ") + to_string(path) +
                     " path takes bf16 weights, not F16");

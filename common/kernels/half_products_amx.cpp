@@ -76,13 +76,19 @@ LLAMA_TARGET_AVX512 void copy_panel(const uint16_t* w, int64_t cols, int64_t r0,
   }
 }
 
-// A result tile c (f32 [16 rows][16 tokens]) into out[token][row] for rows
-// [rb, rb + rows) and tokens [tb, tb + tokens) (each at most 16).
-LLAMA_TARGET_AVX512 void store_transposed(const float* c, float* out, int64_t out_stride,
-                                          int64_t rb, int64_t rows, int64_t tb, int64_t tokens) {
+// A result tile c (f32 [16 rows][16 tokens]), plus the tile c2 when there is
+// one (the sums of the activations' lower planes, Bf16Layout::tiles_x3), into
+// out[token][row] for rows [rb, rb + rows) and tokens [tb, tb + tokens) (each
+// at most 16).
+LLAMA_TARGET_AVX512 void store_transposed(const float* c, const float* c2, float* out,
+                                          int64_t out_stride, int64_t rb, int64_t rows, int64_t tb,
+                                          int64_t tokens) {
   if (rows <= 0 || tokens <= 0) return;
   __m512 v[16];
-  for (int i = 0; i < 16; ++i) v[i] = _mm512_load_ps(c + i * 16);
+  for (int i = 0; i < 16; ++i) {
+    v[i] = _mm512_load_ps(c + i * 16);
+    if (c2 != nullptr) v[i] = _mm512_add_ps(v[i], _mm512_load_ps(c2 + i * 16));
+  }
   avx512::transpose16(v);
   const auto m = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
   for (int64_t t = 0; t < std::min<int64_t>(tokens, 16); ++t) {
@@ -121,26 +127,34 @@ class PanelPrefetch {
   int64_t per_step_ = 0, row_ = 0, kb_ = 0;
 };
 
-// A finished result block (4 tiles: rows r, r + 16 x tokens t, t + 16) kept
-// until the next block's tile products are under way, then transposed out a
-// tile per step, where the stores overlap the tile unit's work.
-class PendingBlock {
+// Finished result blocks (4 tiles: rows r, r + 16 x tokens t, t + 16; and
+// with three planes 4 more, the lower planes' sums) in two buffers: the next
+// block's tiles go into one while the other's block waits until the next
+// block's tile products are under way, then is transposed out a tile per
+// step, where the stores overlap the tile unit's work.
+class PendingBlocks {
  public:
-  PendingBlock(float* out, int64_t out_stride, int64_t row_end, int64_t n)
-      : out_(out), out_stride_(out_stride), row_end_(row_end), n_(n) {}
-  // Where the next block's 4 tiles go (the pending one stored out first).
-  LLAMA_TARGET_AVX512 float* take(int64_t rb, int64_t tb) {
+  PendingBlocks(float* out, int64_t out_stride, int64_t row_end, int64_t n, bool two_sums)
+      : out_(out), out_stride_(out_stride), row_end_(row_end), n_(n), two_sums_(two_sums) {}
+  // Where the block being computed puts its tiles: f32 [4][16][16], its
+  // lower planes' sums 4 tiles after.
+  float* filling() { return tiles_[1 - pending_]; }
+  // The filled block is finished (rows rb.., tokens tb..): the older one is
+  // stored out, this one waits.
+  LLAMA_TARGET_AVX512 void commit(int64_t rb, int64_t tb) {
     flush_all();
+    pending_ = 1 - pending_;
     rb_ = rb;
     tb_ = tb;
     next_ = 0;
-    return tiles_;
   }
   LLAMA_TARGET_AVX512 void flush_one() {
     if (next_ >= 4) return;
     const int q = next_++;
     const int64_t rb = rb_ + (q >> 1) * 16, tb = tb_ + (q & 1) * 16;
-    store_transposed(tiles_ + q * kTileFloats, out_, out_stride_, rb, row_end_ - rb, tb, n_ - tb);
+    const float* c = tiles_[pending_] + q * kTileFloats;
+    store_transposed(c, two_sums_ ? c + 4 * kTileFloats : nullptr, out_, out_stride_, rb,
+                     row_end_ - rb, tb, n_ - tb);
   }
   LLAMA_TARGET_AVX512 void flush_all() {
     while (next_ < 4) flush_one();
@@ -149,26 +163,80 @@ class PendingBlock {
  private:
   float* out_;
   int64_t out_stride_, row_end_, n_;
-  alignas(64) float tiles_[4 * kTileFloats];  // f32 [4][16 rows][16 tokens]
+  bool two_sums_;
+  alignas(64) float tiles_[2][8 * kTileFloats];  // f32 [2][8][16 rows][16 tokens]
+  int pending_ = 0;
   int64_t rb_ = 0, tb_ = 0;
   int next_ = 4;  // tiles of the pending block already stored (4: none pending)
 };
 
+// Starts the 4 result tiles: zero, or the sums of earlier column chunks.
+inline void start_sums(bool first_chunk, const float* part) {
+  if (first_chunk) {
+    LLAMA_AMX_ZERO(0);
+    LLAMA_AMX_ZERO(1);
+    LLAMA_AMX_ZERO(2);
+    LLAMA_AMX_ZERO(3);
+    return;
+  }
+  LLAMA_AMX_LOAD(0, part, 64);
+  LLAMA_AMX_LOAD(1, part + kTileFloats, 64);
+  LLAMA_AMX_LOAD(2, part + 2 * kTileFloats, 64);
+  LLAMA_AMX_LOAD(3, part + 3 * kTileFloats, 64);
+}
+
+inline void store_sums(float* c) {
+  LLAMA_AMX_STORE(0, c, 64);
+  LLAMA_AMX_STORE(1, c + kTileFloats, 64);
+  LLAMA_AMX_STORE(2, c + 2 * kTileFloats, 64);
+  LLAMA_AMX_STORE(3, c + 3 * kTileFloats, 64);
+}
+
+// The 2 x 2 result tiles += the panel's tile column (A tiles 4, 5: its 32
+// rows) times the pair's B tiles b0, b1 (6, 7: its 32 tokens). Each load just
+// before the first product that needs it: the first product starts after two
+// loads, not four (14.8 against 17.3 ns a product with the operands in L2,
+// +5-15% on the 340M shape's products).
+inline void tile_step(const uint16_t* a, const uint16_t* b0, const uint16_t* b1) {
+  LLAMA_AMX_LOAD(4, a, 64);
+  LLAMA_AMX_LOAD(6, b0, 64);
+  LLAMA_AMX_DPBF16PS(0, 4, 6);
+  LLAMA_AMX_LOAD(7, b1, 64);
+  LLAMA_AMX_DPBF16PS(1, 4, 7);
+  LLAMA_AMX_LOAD(5, a + kTileValues, 64);
+  LLAMA_AMX_DPBF16PS(2, 5, 6);
+  LLAMA_AMX_DPBF16PS(3, 5, 7);
+}
+
+// The same with the A tiles already loaded (a second plane of the batch).
+inline void tile_step_same_a(const uint16_t* b0, const uint16_t* b1) {
+  LLAMA_AMX_LOAD(6, b0, 64);
+  LLAMA_AMX_DPBF16PS(0, 4, 6);
+  LLAMA_AMX_LOAD(7, b1, 64);
+  LLAMA_AMX_DPBF16PS(1, 4, 7);
+  LLAMA_AMX_DPBF16PS(2, 5, 6);
+  LLAMA_AMX_DPBF16PS(3, 5, 7);
+}
+
 }  // namespace
 
 LLAMA_TARGET_AVX512 void matmat_rows_amx_bf16(float* out, int64_t out_stride, const BlockMatrix& w,
-                                              const uint16_t* x, int64_t ld, int64_t n,
-                                              int64_t row_begin, int64_t row_end) {
+                                              const uint16_t* x, int64_t ld, int64_t n, int planes,
+                                              int64_t plane_values, int64_t row_begin,
+                                              int64_t row_end) {
   const int64_t cols = w.cols, kbs = ld / 32;  // tile columns
   const auto* weights = reinterpret_cast<const uint16_t*>(w.bytes.data());
   const int64_t pairs = (n + 31) / 32;  // 32-token blocks: two B tiles each
   const int64_t chunk = std::min(kbs, kPanelK / 32);
   const bool chunked = chunk < kbs;
+  // Three planes: the first plane's sums, and the two lower planes' in their own tiles.
+  const bool two_sums = planes == 3;
+  const int64_t sum_tiles = two_sums ? 8 : 4;
   AlignedBuffer<uint16_t> panel(chunk * kPanelRows * 32);  // bf16 [chunk][32][32]
   // Columns in several panels: each pair's partial sums wait here between them.
-  AlignedBuffer<float> partial(chunked ? pairs * 4 * kTileFloats : 0);  // f32 [pairs][4][16][16]
-  const int64_t block_values = kbs * kTileValues;                       // one 16-token block of x
-  PendingBlock pending(out, out_stride, row_end, n);
+  AlignedBuffer<float> partial(chunked ? pairs * sum_tiles * kTileFloats : 0);  // f32 [pairs][..]
+  const int64_t block_values = kbs * kTileValues;  // one 16-token block of one plane of x
+  PendingBlocks pending(out, out_stride, row_end, n, two_sums);
 
   amx::load_config(amx::full_tiles());
   const auto rows_at = [&](int64_t r) { return std::min(kPanelRows, row_end - r); };
@@ -183,45 +251,40 @@ LLAMA_TARGET_AVX512 void matmat_rows_amx_bf16(float* out, int64_t out_stride, co
       const bool more = next_cols || nr < row_end;
       PanelPrefetch prefetch;
       if (more) {
-        prefetch = PanelPrefetch(weights, cols, nr, rows_at(nr), nkb0, nkb1, pairs * (kb1 - kb0));
+        const int64_t steps = pairs * (kb1 - kb0) * (two_sums ? 2 : 1);
+        prefetch = PanelPrefetch(weights, cols, nr, rows_at(nr), nkb0, nkb1, steps);
       }
       for (int64_t p = 0; p < pairs; ++p) {
         const uint16_t* b0 = x + 2 * p * block_values;
         const uint16_t* b1 = b0 + block_values;
-        float* part = chunked ? partial.data() + p * 4 * kTileFloats : nullptr;
-        if (kb0 == 0) {
-          LLAMA_AMX_ZERO(0);
-          LLAMA_AMX_ZERO(1);
-          LLAMA_AMX_ZERO(2);
-          LLAMA_AMX_ZERO(3);
-        } else {
-          LLAMA_AMX_LOAD(0, part, 64);
-          LLAMA_AMX_LOAD(1, part + kTileFloats, 64);
-          LLAMA_AMX_LOAD(2, part + 2 * kTileFloats, 64);
-          LLAMA_AMX_LOAD(3, part + 3 * kTileFloats, 64);
-        }
+        float* part = chunked ? partial.data() + p * sum_tiles * kTileFloats : nullptr;
+        const bool last_chunk = kb1 == kbs;
+        float* sums = last_chunk ? pending.filling() : part;
+        start_sums(kb0 == 0, part);
         for (int64_t kb = kb0; kb < kb1; ++kb) {
           if (more) prefetch.step();
-          // Each load just before the first product that needs it: the
-          // first product starts after two loads, not four (14.8 against
-          // 17.3 ns a product with the operands in L2, +5-15% on the
-          // 340M shape's products).
-          const uint16_t* a = panel.data() + (kb - kb0) * kPanelRows * 32;
-          LLAMA_AMX_LOAD(4, a, 64);
-          LLAMA_AMX_LOAD(6, b0 + kb * kTileValues, 64);
-          LLAMA_AMX_DPBF16PS(0, 4, 6);
-          LLAMA_AMX_LOAD(7, b1 + kb * kTileValues, 64);
-          LLAMA_AMX_DPBF16PS(1, 4, 7);
-          LLAMA_AMX_LOAD(5, a + kTileValues, 64);
-          LLAMA_AMX_DPBF16PS(2, 5, 6);
-          LLAMA_AMX_DPBF16PS(3, 5, 7);
+          tile_step(panel.data() + (kb - kb0) * kPanelRows * 32, b0 + kb * kTileValues,
+                    b1 + kb * kTileValues);
           pending.flush_one();
         }
-        float* c = kb1 == kbs ? pending.take(r0, 2 * p * 16) : part;
-        LLAMA_AMX_STORE(0, c, 64);
-        LLAMA_AMX_STORE(1, c + kTileFloats, 64);
-        LLAMA_AMX_STORE(2, c + 2 * kTileFloats, 64);
-        LLAMA_AMX_STORE(3, c + 3 * kTileFloats, 64);
+        store_sums(sums);
+        if (two_sums) {
+          // Planes 1 and 2 into tiles of their own: their terms are at most
+          // 2^-8 and 2^-16 of plane 0's, so their roundings stay that far
+          // below those of plane 0's sum (one sum of all three would round
+          // every term at the full sum's scale).
+          const int64_t plane1 = plane_values, plane2 = 2 * plane_values;
+          start_sums(kb0 == 0, chunked ? part + 4 * kTileFloats : nullptr);
+          for (int64_t kb = kb0; kb < kb1; ++kb) {
+            if (more) prefetch.step();
+            const int64_t at = kb * kTileValues;
+            tile_step(panel.data() + (kb - kb0) * kPanelRows * 32, b0 + plane1 + at,
+                      b1 + plane1 + at);
+            tile_step_same_a(b0 + plane2 + at, b1 + plane2 + at);
+          }
+          store_sums(sums + 4 * kTileFloats);
+        }
+        if (last_chunk) pending.commit(r0, 2 * p * 16);
       }
       if (more) copy_panel(weights, cols, nr, rows_at(nr), nkb0, nkb1, panel.data());
     }

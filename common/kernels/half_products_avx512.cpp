@@ -145,40 +145,62 @@ LLAMA_TARGET_AVX512_BF16 void round_to_bf16(const float* x, int64_t n, uint16_t*
   }
 }
 
-// Token t's columns [kb * 32, kb * 32 + 32) rounded to bf16 pairs: lane i
-// holds columns 2i, 2i + 1 (zero past cols).
-LLAMA_TARGET_AVX512_BF16 inline __m512i rounded_pairs(const float* row, int64_t cols, int64_t kb) {
+// The 16 f32 values a bf16 vector's low (High false) or high 16 lanes hold.
+template <bool High>
+LLAMA_TARGET_AVX512_BF16 inline __m512 bf16_half(__m512i v) {
+  // The maskz form: GCC 12 warns the plain one's (and the cast's) undefined source
+  // "may be used uninitialized".
+  const __m256i h = _mm512_maskz_extracti64x4_epi64(0xff, v, High ? 1 : 0);
+  return bf16_upcast(h);
+}
+
+// Plane `plane` of token t's columns [kb * 32, kb * 32 + 32) as bf16 pairs:
+// lane i holds columns 2i, 2i + 1 (zero past cols). Plane 0 is the values
+// rounded to bf16 (nearest even), plane 1 what plane 0 left of them rounded,
+// plane 2 what planes 0 and 1 left: each remainder is exact in f32, and the
+// three planes sum to the values exactly (8 significant bits each) unless a
+// remainder falls below bf16's normal range, which the conversion flushes.
+LLAMA_TARGET_AVX512_BF16 inline __m512i rounded_pairs(const float* row, int64_t cols, int64_t kb,
+                                                      int plane) {
   const int64_t k = kb * 32;
-  const __m512 lo = _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k, 0)), row + k);
-  const __m512 hi =
-      _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k - 16, 0)), row + k + 16);
-  return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+  __m512 lo = _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k, 0)), row + k);
+  __m512 hi = _mm512_maskz_loadu_ps(tail_mask(std::max<int64_t>(cols - k - 16, 0)), row + k + 16);
+  __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+  for (int p = 0; p < plane; ++p) {
+    lo = _mm512_sub_ps(lo, bf16_half<false>(v));
+    hi = _mm512_sub_ps(hi, bf16_half<true>(v));
+    v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+  }
+  return v;
 }
 
 LLAMA_TARGET_AVX512_BF16 void round_to_bf16_tiles(const float* x, int64_t ld, int64_t cols,
                                                   int64_t t_begin, int64_t t_end, uint16_t* out,
-                                                  int64_t kbs) {
-  for (int64_t b = t_begin / 16; b * 16 < t_end; ++b) {
-    const int64_t first = std::max(t_begin, b * 16), last = std::min(t_end, b * 16 + 16);
-    for (int64_t kb = 0; kb < kbs; ++kb) {
-      uint16_t* tile = out + (b * kbs + kb) * 512;  // [16 pairs][16 tokens][2]
-      if (last - first == 16) {
-        // A whole block: its 16 tokens' pairs, transposed into the tile's rows.
-        __m512i v[16];
-        for (int i = 0; i < 16; ++i) v[i] = rounded_pairs(x + (first + i) * ld, cols, kb);
-        avx512::transpose16(v);
-        for (int i = 0; i < 16; ++i) _mm512_storeu_si512(tile + i * 32, v[i]);
-        continue;
-      }
-      // Part of a block (the rest is another range's, or past the batch):
-      // each token's pairs scattered into its column of the tile.
-      const __m512i column =
-          _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                             _mm512_set1_epi32(16));
-      for (int64_t t = first; t < last; ++t) {
-        const __m512i idx =
-            _mm512_add_epi32(column, _mm512_set1_epi32(static_cast<int>(t - b * 16)));
-        _mm512_i32scatter_epi32(tile, idx, rounded_pairs(x + t * ld, cols, kb), 4);
+                                                  int64_t kbs, int planes, int64_t plane_values) {
+  const __m512i column =
+      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                         _mm512_set1_epi32(16));
+  for (int plane = 0; plane < planes; ++plane) {
+    uint16_t* base = out + plane * plane_values;
+    for (int64_t b = t_begin / 16; b * 16 < t_end; ++b) {
+      const int64_t first = std::max(t_begin, b * 16), last = std::min(t_end, b * 16 + 16);
+      for (int64_t kb = 0; kb < kbs; ++kb) {
+        uint16_t* tile = base + (b * kbs + kb) * 512;  // [16 pairs][16 tokens][2]
+        if (last - first == 16) {
+          // A whole block: its 16 tokens' pairs, transposed into the tile's rows.
+          __m512i v[16];
+          for (int i = 0; i < 16; ++i) v[i] = rounded_pairs(x + (first + i) * ld, cols, kb, plane);
+          avx512::transpose16(v);
+          for (int i = 0; i < 16; ++i) _mm512_storeu_si512(tile + i * 32, v[i]);
+          continue;
+        }
+        // Part of a block (the rest is another range's, or past the batch):
+        // each token's pairs scattered into its column of the tile.
+        for (int64_t t = first; t < last; ++t) {
+          const __m512i idx =
+              _mm512_add_epi32(column, _mm512_set1_epi32(static_cast<int>(t - b * 16)));
+          _mm512_i32scatter_epi32(tile, idx, rounded_pairs(x + t * ld, cols, kb, plane), 4);
+        }
       }
     }
   }

@@ -143,7 +143,7 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::f16: {
       const BlockMatrix m = block_matrix(w);
       const HalfPath path = half_batch_path(m.kind, kernel, x.numerics);
-      if (half_path_is_fast(path) && !x.bf16.values.empty()) {
+      if (half_path_reads_bf16(path) && !x.bf16.values.empty()) {
         if (x.bf16.layout != bf16_layout(path)) {
           throw Error(std::string("matmat_rows: a bf16 batch in the ") + to_string(x.bf16.layout) +
                       " layout for the " + to_string(path) + " path");

@@ -19,6 +19,16 @@
 //   for bit (its 16 lanes as two ymm), batches gemm_f32_rows(SimdLevel::avx2)
 //   (the same bits as avx512's GEMM). Every caller's kernel is
 //   Q8Kernel::portable at that level, so the reference backend runs it too.
+// - exact, amx-bf16x3 (bf16 weights, a CPU with AMX-BF16 tiles the OS lets
+//   this process use): each f32 activation split exactly into three bf16
+//   planes (x = p0 + p1 + p2, 8 significant bits each: Bf16Layout::tiles_x3),
+//   the products w * p exact in the tiles' f32 sums, plane 0's sum and planes
+//   1 and 2's kept apart and added once, so a result errs from the exact sum
+//   by about what the f32 GEMM's does (plane 0's chain of K roundings; the
+//   others' are 2^-8 smaller), the terms being exact. Three times amx-bf16's
+//   tile products, still about twice the f32 GEMM's speed on an Intel Xeon
+//   with AMX. Inputs below 2^-110 or so lose their lowest plane (the tiles and
+//   the conversion flush subnormals), as do subnormal weights.
 // - fast, amx-bf16 (bf16 weights, a CPU with AMX-BF16 tiles the OS lets this
 //   process use): activations rounded to bf16 once per batch into the tile
 //   layout (Bf16Layout::tiles), the weights read in place through a panel of
@@ -58,13 +68,17 @@
 
 namespace llama {
 
-enum class HalfPath { portable, avx2, avx512, onednn_bf16, amx_bf16 };
-inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx2, HalfPath::avx512,
-                                          HalfPath::onednn_bf16, HalfPath::amx_bf16};
-// "portable", "avx2-f32", "avx512-f32", "onednn-bf16", "amx-bf16".
+enum class HalfPath { portable, avx2, avx512, onednn_bf16, amx_bf16, amx_bf16x3 };
+inline constexpr HalfPath kHalfPaths[] = {HalfPath::portable, HalfPath::avx2,
+                                          HalfPath::avx512,   HalfPath::onednn_bf16,
+                                          HalfPath::amx_bf16, HalfPath::amx_bf16x3};
+// "portable", "avx2-f32", "avx512-f32", "onednn-bf16", "amx-bf16", "amx-bf16x3".
 const char* to_string(HalfPath path);
 // Whether the path rounds activations to bf16 (the fast policy's paths).
 bool half_path_is_fast(HalfPath path);
+// Whether the path reads its batch as bf16 (a Bf16BatchView: the fast paths,
+// and amx-bf16x3's three exact planes).
+bool half_path_reads_bf16(HalfPath path);
 // Whether this CPU (and build) runs `path`.
 bool half_path_available(HalfPath path);
 // What the path needs of the CPU: "", "AVX-512 F/BW/VL", "AVX512-BF16", ...
@@ -84,9 +98,9 @@ HalfPath half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
 // 2.6.3, ISA avx512_core_bf16; fast numerics; ...)", "avx512-f32 (exact
 // numerics)", ...
 std::string explain_half_batch_path(BlockKind kind, Q8Kernel kernel, Numerics numerics);
-// Whether a batch product with `w` runs a fast path (bf16 weights,
-// half_batch_path onednn-bf16 or amx-bf16), whose input a backend rounds to
-// bf16 once (round_batch_to_bf16, Bf16BatchView below) for every product
+// Whether a batch product with `w` reads its input as bf16 (bf16 weights,
+// half_batch_path onednn-bf16, amx-bf16 or amx-bf16x3), which a backend
+// rounds once (round_batch_to_bf16, Bf16BatchView below) for every product
 // reading it, in the layout bf16_batch_layout gives. The one test the backends
 // share: blas's BatchInputCache::bf16, graph's Op::round_bf16.
 bool batch_rounds_to_bf16(const Tensor& w, Q8Kernel kernel, Numerics numerics);
@@ -124,15 +138,20 @@ enum class Bf16Layout {
   // rounded up to 32 tokens (the kernel takes blocks in pairs), the tokens
   // past n never written nor their results stored.
   tiles,
+  // amx-bf16x3: three such planes, each a third of the span, the values
+  // split exactly: plane 0 rounded to bf16, plane 1 what plane 0 left
+  // (rounded), plane 2 what both left.
+  tiles_x3,
 };
-const char* to_string(Bf16Layout layout);  // "rows", "tiles"
+const char* to_string(Bf16Layout layout);  // "rows", "tiles", "tiles_x3"
 struct Bf16BatchView {
   std::span<const uint16_t> values;  // bf16, bf16_batch_values(n, cols, layout) of them
   int64_t ld = 0;                    // bf16_batch_ld(cols)
   int64_t n = 0;
   Bf16Layout layout = Bf16Layout::rows;
 };
-// The layout a path reads: tiles for amx-bf16, rows otherwise.
+// The layout a path reads: tiles for amx-bf16, tiles_x3 for amx-bf16x3, rows
+// otherwise.
 Bf16Layout bf16_layout(HalfPath path);
 // The layout bf16 weights' batch products read under (kernel, numerics)
 // where batch_rounds_to_bf16 holds.
@@ -143,7 +162,8 @@ int64_t bf16_batch_ld(int64_t cols);
 // Throws Error for negative sizes or an overflow.
 int64_t bf16_batch_values(int64_t n, int64_t cols, Bf16Layout layout);
 // Vectors [t_begin, t_end) of x (f32, ld apart, cols each) rounded to bf16
-// (nearest even, as the fast paths round) into their place in out, a batch in
+// (nearest even, as the fast paths round; split into three planes for
+// tiles_x3) into their place in out, a batch in
 // `layout` with room for t_end vectors (bf16_batch_values(t_end, cols,
 // layout)). Ranges may be rounded separately (by several threads; in the
 // tile layout each range should start at a multiple of 16 to be written 16
