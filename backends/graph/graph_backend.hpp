@@ -58,6 +58,9 @@ class GraphBackend final : public InferenceBackend {
   // Runs rows [0, n) of `plans` for positions start_pos.. on x_ (f32 [n, dim]),
   // leaving the residual stream after the last layer in x_.
   void run_layers(PlanSet& plans, int64_t n, int64_t start_pos);
+  // body(t0, t1) over tokens [0, n) in one block per thread (one block for a few tokens).
+  template <typename Body>
+  void for_token_blocks(int64_t n, const Body& body) const;
   void attention(int64_t layer, int64_t n, int64_t start_pos, const float* q, int64_t q_ld,
                  float* out, int64_t out_ld);
 
