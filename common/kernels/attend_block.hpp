@@ -28,6 +28,20 @@ void softmax_mix_block_at_level(SimdLevel level, float* st, int64_t n_keys, cons
 // Keys scored against a whole block of queries at a time.
 inline constexpr int64_t kBlockKeys = 4;
 
+// The AVX-512 bodies (attend_block_avx512.cpp), the same bits as the loops
+// below. score_query_block_double_avx512: score_query_block with run.c's
+// double sums (math.cpp's DoubleScore: each score the double sum of the
+// products in head order, rounded to float, divided by scale), for heads of
+// at most kMaxBlockHead elements. mix_block_avx512: softmax_mix_block's value
+// sums (out[lane][e] = the FMA chain from zero over the keys lane sees, in key
+// order, of p[t][lane] * values[t][e]), hs a multiple of 16.
+inline constexpr int64_t kMaxBlockHead = 256;
+void score_query_block_double_avx512(float scale, const float* q, int64_t q_ld, int64_t m,
+                                     int64_t hs, const float* keys, int64_t stride, int64_t n_keys,
+                                     float* qt, float* st);
+void mix_block_avx512(const float* st, const int64_t* n_pos, const float* values, int64_t stride,
+                      int64_t hs, int64_t m, float* out, int64_t out_ld);
+
 // The block's m queries (rows q + lane * q_ld, hs floats each) transposed
 // into qt (f32 [hs, L]; lanes past m zero), then scored against keys
 // [0, n_keys) (rows keys + t * stride) into st (f32 [n_keys, L]), kBlockKeys

@@ -137,8 +137,13 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
     float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
     float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
-    detail::score_query_block(DoubleScore{scale}, q + i0 * q_ld, q_ld, m, hs, keys, stride, n_keys,
-                              qt, st);
+    if (Level == SimdLevel::avx512 && hs <= detail::kMaxBlockHead) {
+      detail::score_query_block_double_avx512(scale, q + i0 * q_ld, q_ld, m, hs, keys, stride,
+                                              n_keys, qt, st);
+    } else {
+      detail::score_query_block(DoubleScore{scale}, q + i0 * q_ld, q_ld, m, hs, keys, stride,
+                                n_keys, qt, st);
+    }
     int64_t n_pos[L];
     detail::block_key_counts(first_pos + i0, m, n_pos);
     detail::softmax_mix_block_at_level(Level, st, n_keys, n_pos, values, stride, hs, m,

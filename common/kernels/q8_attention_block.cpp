@@ -86,6 +86,11 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
       if (t < n_pos[lane]) st[t * L + lane] /= sum[lane];
     }
   }
+  if constexpr (Wide) {
+    // The same sums with the head elements in the lanes (attend_block_avx512.cpp).
+    llama::detail::mix_block_avx512(st, n_pos, values, stride, hs, m, out, out_ld);
+    return;
+  }
   for (int64_t i0 = 0; i0 < hs; i0 += kMixWidth) {
     float acc[kMixWidth][L] = {};
     for (int64_t t = 0; t < n_keys; ++t) {
