@@ -206,8 +206,11 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
   const int64_t blocks = (n + block - 1) / block;
   const auto per_thread = sz(prompt_scratch_);
   exec_.for_each(blocks * heads, parallel, [&](int64_t task) {
-    // Later blocks attend more positions: they go first.
-    const int64_t b = blocks - 1 - task / heads, h = task % heads;
+    // A head's blocks one after another, so its keys and values (n_keys rows
+    // of hs floats, kv_dim apart) stay in L2 from block to block; whole heads
+    // per thread (the executor's static partition). Within a head, later
+    // blocks attend more positions: they go first.
+    const int64_t h = task / blocks, b = blocks - 1 - task % blocks;
     const int64_t i0 = b * block, m = std::min(block, n - i0);
     const int64_t kv_off = (h / c.kv_mul()) * hs;
     const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
