@@ -5,10 +5,11 @@
 // never change a bit. One token and a batch agree bit for bit but where the
 // batch runs the core's f32 GEMM (batch_runs_gemm_f32: bf16/f16 weights on
 // the avx512 and avx2 levels, the f32 model's prefill sums on the upcast weights); its row
-// blocks are whole kGemmRowUnit multiples. Under
-// fast numerics a bf16 batch reads its input rounded to bf16 once into the
-// arena (round_bf16, in the layout of its path) and runs the fast path one
-// row block per thread. A residual
+// blocks are whole kGemmRowUnit multiples. A bf16 batch on a path that reads
+// bf16 (fast numerics' amx-bf16 or onednn-bf16, exact's amx-bf16x3 on a CPU
+// with AMX) reads its input rounded once into the arena (round_bf16, in the
+// layout of its path) and runs that path one row block per thread, whole
+// 32-row panels for the tile paths. A residual
 // add fused into the product (Instruction::residual) is added to each
 // finished result once, as the separate add did.
 #include "typed_ops.hpp"

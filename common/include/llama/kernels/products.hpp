@@ -8,7 +8,9 @@
 // Contract for every dtype listed by product_dtypes(): each (row, vector)
 // result of matmat_rows equals matvec_rows' bit for bit (under the exact
 // numerics policy) unless batch_runs_gemm_f32 says the batch is the f32
-// GEMM's (bf16/f16 at the avx512 and avx2 levels: equal to f32 rounding), and neither depends
+// GEMM's (bf16/f16 at the avx512 and avx2 levels: equal to f32 rounding) or
+// bf16's batch path is amx-bf16x3 (exact terms in other sums: equal to f32
+// rounding too; kernels/half_products.hpp), and neither depends
 // on the row range, so backends split rows across threads freely. bf16 and
 // f16 weights are read in place too (kernels/half_products.hpp): backends
 // send every non-f32 matrix here.
