@@ -32,15 +32,22 @@ inline constexpr int64_t kBlockKeys = 4;
 // below. score_query_block_double_avx512: score_query_block with run.c's
 // double sums (math.cpp's DoubleScore: each score the double sum of the
 // products in head order, rounded to float, divided by scale), for heads of
-// at most kMaxBlockHead elements. mix_block_avx512: softmax_mix_block's value
-// sums (out[lane][e] = the FMA chain from zero over the keys lane sees, in key
-// order, of p[t][lane] * values[t][e]), hs a multiple of 16.
+// at most kMaxBlockHead elements, a multiple of 16, and a causal block (lane
+// l sees keys [0, n_keys - m + l + 1)): st holds the scores of the keys each
+// lane sees, 0 or a score elsewhere (never read). mix_block_avx512:
+// softmax_mix_block's value sums (out[lane][e] = the FMA chain from zero over
+// the keys lane sees, in key order, of p[t][lane] * values[t][e]), hs a
+// multiple of 16.
 inline constexpr int64_t kMaxBlockHead = 256;
 void score_query_block_double_avx512(float scale, const float* q, int64_t q_ld, int64_t m,
                                      int64_t hs, const float* keys, int64_t stride, int64_t n_keys,
-                                     float* qt, float* st);
+                                     float* st);
 void mix_block_avx512(const float* st, const int64_t* n_pos, const float* values, int64_t stride,
                       int64_t hs, int64_t m, float* out, int64_t out_ld);
+// softmax_mix_block's max (lane l: std::max over st[t][l] from t = 0 in key
+// order, t < n_pos[l]) and division (st[t][l] /= sum[l] for t < n_pos[l]).
+void block_max_avx512(const float* st, int64_t n_keys, const int64_t* n_pos, float* max_val);
+void block_divide_avx512(float* st, int64_t n_keys, const int64_t* n_pos, const float* sum);
 
 // The block's m queries (rows q + lane * q_ld, hs floats each) transposed
 // into qt (f32 [hs, L]; lanes past m zero), then scored against keys

@@ -139,7 +139,7 @@ LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64
     float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
     if (Level == SimdLevel::avx512 && hs <= detail::kMaxBlockHead) {
       detail::score_query_block_double_avx512(scale, q + i0 * q_ld, q_ld, m, hs, keys, stride,
-                                              n_keys, qt, st);
+                                              n_keys, st);
     } else {
       detail::score_query_block(DoubleScore{scale}, q + i0 * q_ld, q_ld, m, hs, keys, stride,
                                 n_keys, qt, st);

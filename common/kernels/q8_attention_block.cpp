@@ -63,9 +63,14 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
     max_val[lane] = st[lane];
     sum[lane] = 0.0f;
   }
-  for (int64_t t = 1; t < n_keys; ++t) {
-    for (int64_t lane = 0; lane < L; ++lane) {
-      if (t < n_pos[lane]) max_val[lane] = std::max(max_val[lane], st[t * L + lane]);
+  if constexpr (Wide) {
+    // The loop below compiled to scalar code with a branch per lane.
+    llama::detail::block_max_avx512(st, n_keys, n_pos, max_val);
+  } else {
+    for (int64_t t = 1; t < n_keys; ++t) {
+      for (int64_t lane = 0; lane < L; ++lane) {
+        if (t < n_pos[lane]) max_val[lane] = std::max(max_val[lane], st[t * L + lane]);
+      }
     }
   }
   if (Wide && detail::vector_expf_matches_libm()) {
@@ -80,16 +85,18 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
       }
     }
   }
+  if constexpr (Wide) {
+    // The same divisions, and the same value sums with the head elements in
+    // the lanes (attend_block_avx512.cpp).
+    llama::detail::block_divide_avx512(st, n_keys, n_pos, sum);
+    llama::detail::mix_block_avx512(st, n_pos, values, stride, hs, m, out, out_ld);
+    return;
+  }
   for (int64_t t = 0; t < n_keys; ++t) {
 #pragma omp simd
     for (int64_t lane = 0; lane < L; ++lane) {
       if (t < n_pos[lane]) st[t * L + lane] /= sum[lane];
     }
-  }
-  if constexpr (Wide) {
-    // The same sums with the head elements in the lanes (attend_block_avx512.cpp).
-    llama::detail::mix_block_avx512(st, n_pos, values, stride, hs, m, out, out_ld);
-    return;
   }
   for (int64_t i0 = 0; i0 < hs; i0 += kMixWidth) {
     float acc[kMixWidth][L] = {};
