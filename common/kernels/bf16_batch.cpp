@@ -1,7 +1,8 @@
 // The fast paths' rounded batch (kernels/half_products.hpp Bf16BatchView):
-// its layouts and sizes, the rounding into either layout, and the product on
+// its layouts and sizes, the rounding into each layout, and the product on
 // a rounded batch, which goes to the layout's path: onednn-bf16 for rows
-// (half_products_onednn.cpp), amx-bf16 for tiles (half_products_amx.cpp).
+// (half_products_onednn.cpp), amx-bf16 for tiles and amx-bf16x3 for
+// tiles_x3 (half_products_amx.cpp).
 #include <limits>
 #include <string>
 
@@ -13,15 +14,20 @@
 namespace llama {
 namespace {
 
+// Each path reading a rounded batch and its layout: one table for both directions.
+struct LayoutPath {
+  Bf16Layout layout;
+  HalfPath path;
+};
+constexpr LayoutPath kLayoutPaths[] = {{Bf16Layout::rows, HalfPath::onednn_bf16},
+                                       {Bf16Layout::tiles, HalfPath::amx_bf16},
+                                       {Bf16Layout::tiles_x3, HalfPath::amx_bf16x3}};
+
 HalfPath path_of(Bf16Layout layout) {
-  switch (layout) {
-    case Bf16Layout::tiles:
-      return HalfPath::amx_bf16;
-    case Bf16Layout::tiles_x3:
-      return HalfPath::amx_bf16x3;
-    default:
-      return HalfPath::onednn_bf16;
+  for (const LayoutPath& lp : kLayoutPaths) {
+    if (lp.layout == layout) return lp.path;
   }
+  return HalfPath::onednn_bf16;
 }
 
 int planes_of(Bf16Layout layout) { return layout == Bf16Layout::tiles_x3 ? 3 : 1; }
@@ -43,14 +49,10 @@ const char* to_string(Bf16Layout layout) {
 }
 
 Bf16Layout bf16_layout(HalfPath path) {
-  switch (path) {
-    case HalfPath::amx_bf16:
-      return Bf16Layout::tiles;
-    case HalfPath::amx_bf16x3:
-      return Bf16Layout::tiles_x3;
-    default:
-      return Bf16Layout::rows;
+  for (const LayoutPath& lp : kLayoutPaths) {
+    if (lp.path == path) return lp.layout;
   }
+  return Bf16Layout::rows;
 }
 
 Bf16Layout bf16_batch_layout(Q8Kernel kernel, Numerics numerics) {
