@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compare_run.hpp"
+#include "gguf_cases.hpp"
 #include "gguf_tiny.hpp"
 #include "llama/kernels/cpu_features.hpp"
 #include "llama/registry.hpp"
@@ -38,7 +39,7 @@ void one_line_error(const test::ProcessResult& r, const std::string& what) {
 
 TEST_CASE("gguf apps: llama-cli gives llama.cpp's greedy streams with the file's tokenizer",
           "[gguf][cli]") {
-  const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
+  const auto cases = test::runnable_gguf_cases();
   for (const auto& c : cases) {
     const auto stream = c["stream"].get<std::vector<int32_t>>();
     const size_t same =
@@ -66,7 +67,7 @@ TEST_CASE("gguf apps: llama-cli gives llama.cpp's greedy streams with the file's
 TEST_CASE("gguf apps: llama.cpp's streams at every SIMD level this CPU runs", "[gguf][cpu]") {
   // LLAMA_CPU_LEVEL below avx512 also takes the block kernels to the portable ones.
   const auto levels = test::runnable_levels("gguf streams");
-  const auto cases = test::load_json(test::reference_path("gguf-parity.json"));
+  const auto cases = test::runnable_gguf_cases();
   for (SimdLevel l : levels) {
     const test::ScopedEnv level("LLAMA_CPU_LEVEL", to_string(l));
     for (const char* backend : {"blas", "graph"}) {
