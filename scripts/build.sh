@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds into build/ (Release): every target, or only those named
 # with --target NAME (as many as wanted). Other arguments go to cmake's configure.
+# A new build directory uses Ninja where it is installed (install-deps.sh installs
+# it): it schedules every source of every target as soon as it can be compiled, where
+# CMake's Makefiles wait target by target (docs/building.md); an existing directory
+# keeps its generator.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_BUILD_DIR:-$root/build}"
@@ -17,5 +21,12 @@ while [ $# -gt 0 ]; do
     *) configure+=("$1"); shift ;;
   esac
 done
-cmake -S "$root" -B "$build" "${configure[@]}" >/dev/null
+generator=()
+if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+  case " ${configure[*]} " in
+    *" -G"*) ;;
+    *) generator=(-G Ninja) ;;
+  esac
+fi
+cmake -S "$root" -B "$build" "${generator[@]}" "${configure[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"

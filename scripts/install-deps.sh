@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  ninja-build  # scripts/build.sh's generator (docs/building.md)
   libopenblas-dev libopenblas0-pthread
   libeigen3-dev libtbb-dev libboost-program-options-dev
   catch2 nlohmann-json3-dev

@@ -8,9 +8,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_ASAN_BUILD_DIR:-$root/build-asan}"
-cmake -S "$root" -B "$build" -DLLAMA_SANITIZE=address,undefined -DLLAMA_NATIVE=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON "$@" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+LLAMA_BUILD_DIR="$build" "$root/scripts/build.sh" -DLLAMA_SANITIZE=address,undefined \
+  -DLLAMA_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON "$@"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
