@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -117,17 +119,28 @@ FlagWitness witness(const CpuidFlag& f) {
 
 bool witness_lzcnt() { return cpuid_bit(0x80000001u, 0, 'c', 5); }
 
+namespace {
+
+// What witness() says of cpuid_flags()'s entry `name`.
+bool usable(std::string_view name) {
+  for (const CpuidFlag& f : cpuid_flags()) {
+    if (f.name == name) return witness(f).usable();
+  }
+  throw std::logic_error("cpu_witness: no flag " + std::string(name));
+}
+
+}  // namespace
+
+// The table's entries carry their XCR0 state (YMM for the AVX family, ZMM for
+// AVX-512); BMI1 (7.0 ebx bit 3), LZCNT and MOVBE (1.0 ecx bit 22) need none.
 bool witness_x86_64_v3() {
-  const bool ymm = (read_xcr0() & kYmm) == kYmm;
-  return ymm && cpuid_bit(1, 0, 'c', 28) && cpuid_bit(7, 0, 'b', 5) && cpuid_bit(1, 0, 'c', 12) &&
-         cpuid_bit(1, 0, 'c', 29) && cpuid_bit(7, 0, 'b', 3) && cpuid_bit(7, 0, 'b', 8) &&
-         witness_lzcnt() && cpuid_bit(1, 0, 'c', 22);
+  return usable("avx") && usable("avx2") && usable("fma") && usable("f16c") && usable("bmi2") &&
+         cpuid_bit(7, 0, 'b', 3) && witness_lzcnt() && cpuid_bit(1, 0, 'c', 22);
 }
 
 bool witness_x86_64_v4() {
-  const bool zmm = (read_xcr0() & kZmm) == kZmm;
-  return witness_x86_64_v3() && zmm && cpuid_bit(7, 0, 'b', 16) && cpuid_bit(7, 0, 'b', 30) &&
-         cpuid_bit(7, 0, 'b', 31) && cpuid_bit(7, 0, 'b', 17) && cpuid_bit(7, 0, 'b', 28);
+  return witness_x86_64_v3() && usable("avx512f") && usable("avx512bw") && usable("avx512vl") &&
+         usable("avx512dq") && usable("avx512cd");
 }
 
 std::set<std::string> cpuinfo_flags() {
