@@ -17,7 +17,7 @@
 #include "llama/formats/gguf_llama.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/formats/gguf_tokenizer.hpp"
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 
 namespace {
 

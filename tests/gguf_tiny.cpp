@@ -6,8 +6,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "llama/kernels/blocks.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/numbers/half.hpp"
 
 namespace llama::test {
 namespace gguf = llama::gguf;

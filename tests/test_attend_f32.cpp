@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/steps.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/dispatch/step_table.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

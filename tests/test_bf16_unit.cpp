@@ -7,9 +7,9 @@
 #include <cmath>
 #include <iostream>
 
-#include "llama/kernels/bf16_unit.hpp"
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/dispatch/bf16_unit.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/products/half_products.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -27,7 +27,7 @@ double measure_below_threshold() { return ++g_measured, kBf16UnitFasterRatio - 0
 // `faster`: amx-bf16 where the CPU runs it, else onednn-bf16 where it runs
 // that, else exact's batch path.
 HalfPath expected_fast_path(bool faster) {
-  const Q8Kernel k = best_q8_kernel();
+  const KernelSet k = best_kernel_set();
   const HalfPath decode = half_decode_path(k);
   if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
   if (!faster) return HalfPath::avx512;
@@ -111,7 +111,7 @@ TEST_CASE("the bf16 unit probe measures a finite positive ratio where the CPU ha
 }
 
 TEST_CASE("fast numerics' bf16 batch path follows LLAMA_BF16_UNIT", "[bf16-unit][half]") {
-  const Q8Kernel k = best_q8_kernel();
+  const KernelSet k = best_kernel_set();
   const std::vector<uint16_t> bits(4 * 32, 0x3f80);
   const Tensor w = Tensor::view("w", DType::bf16, {4, 32}, std::as_bytes(std::span(bits)));
   if (!half_path_available(HalfPath::onednn_bf16)) {

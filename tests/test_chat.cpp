@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "llama/chat.hpp"
+#include "llama/chat_session.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"

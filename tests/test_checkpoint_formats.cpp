@@ -12,7 +12,7 @@
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/formats/llama2c_writer.hpp"
 #include "llama/generate.hpp"
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 

@@ -13,11 +13,11 @@
 
 #include "cpu_witness.hpp"
 #include "graph/kernels.hpp"
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/gemm_f32.hpp"
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/q8.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/gemm_f32.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
+#include "llama/kernels/numbers/half.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

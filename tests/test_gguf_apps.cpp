@@ -11,7 +11,7 @@
 #include "compare_run.hpp"
 #include "gguf_cases.hpp"
 #include "gguf_tiny.hpp"
-#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/registry.hpp"
 #include "perplexity_run.hpp"
 #include "test_support.hpp"

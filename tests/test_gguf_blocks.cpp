@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "llama/formats/gguf_file.hpp"
-#include "llama/kernels/blocks.hpp"
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/numbers/half.hpp"
 #include "test_support.hpp"
 
 namespace gguf = llama::gguf;

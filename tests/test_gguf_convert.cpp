@@ -15,7 +15,7 @@
 #include "llama/formats/gguf_model.hpp"
 #include "llama/formats/hf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -12,8 +12,8 @@
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/numbers/half.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "llama/formats/gguf_model.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/products.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -23,10 +23,10 @@ std::vector<float> inputs(int64_t n, uint32_t seed) {
   return x;
 }
 
-std::vector<Q8Kernel> kernels() {
-  std::vector<Q8Kernel> k{Q8Kernel::portable};
-  if (q8_kernel_available(Q8Kernel::avx512_vnni)) {
-    k.push_back(Q8Kernel::avx512_vnni);
+std::vector<KernelSet> kernels() {
+  std::vector<KernelSet> k{KernelSet::portable};
+  if (kernel_set_available(KernelSet::avx512_vnni)) {
+    k.push_back(KernelSet::avx512_vnni);
   } else {
     WARN("this CPU has no AVX-512 VNNI: only the portable block kernels are checked");
   }
@@ -74,7 +74,7 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
     batch_cache.reserve(n, cols);
     batch_cache.set(xs, cols, n, cols);
     const ProductBatch batch = batch_cache.get(f);
-    for (Q8Kernel kernel : kernels()) {
+    for (KernelSet kernel : kernels()) {
       INFO(to_string(kernel));
       std::vector<float> all(static_cast<size_t>(n * rows));
       matmat_rows(all, rows, w, batch, 0, rows, kernel);

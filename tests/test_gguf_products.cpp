@@ -9,9 +9,9 @@
 #include <random>
 
 #include "llama/error.hpp"
-#include "llama/kernels/block_products.hpp"
-#include "llama/kernels/blocks.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/numbers/half.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -99,8 +99,8 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
       const auto want = exact_products(w, x);
       double scale = 0;
       for (double v : want) scale = std::max(scale, std::fabs(v));
-      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-        if (!llama::q8_kernel_available(kernel)) {
+      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+        if (!llama::kernel_set_available(kernel)) {
           WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
           continue;
         }
@@ -117,8 +117,8 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
   const BlockMatrix w{bytes, 3, 300, BlockKind::f16};
   const auto x = random_vector(300, 3);
   const auto want = exact_products(w, x);
-  for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-    if (!llama::q8_kernel_available(kernel)) continue;
+  for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+    if (!llama::kernel_set_available(kernel)) continue;
     std::vector<float> got(3);
     llama::blocks_matvec_rows_f32(got, w, x, 0, 3, kernel);
     for (int r = 0; r < 3; ++r) CHECK(got[r] == Approx(want[r]).epsilon(1e-5));
@@ -134,8 +134,8 @@ TEST_CASE("block products: a row's f32-activation product does not depend on the
        {BlockKind::f16, BlockKind::bf16, BlockKind::q4_0, BlockKind::q4_k, BlockKind::q6_k})
     for (int64_t cols : {256, 1024 + 256, 544}) {
       if (cols == 544 && kind != BlockKind::q4_0 && kind != BlockKind::f16) continue;
-      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-        if (!llama::q8_kernel_available(kernel)) {
+      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+        if (!llama::kernel_set_available(kernel)) {
           WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
           continue;
         }
@@ -253,7 +253,7 @@ TEST_CASE(
     "block products: Q8_0 and Q4_0 VNNI kernels with q8_0-block inputs equal the portable "
     "ones bit for bit",
     "[gguf][kernels]") {
-  if (!llama::q8_kernel_available(llama::Q8Kernel::avx512_vnni)) {
+  if (!llama::kernel_set_available(llama::KernelSet::avx512_vnni)) {
     WARN("this CPU has no AVX-512 VNNI: only the portable Q8_0 kernel is tested");
     return;
   }
@@ -270,10 +270,10 @@ TEST_CASE(
       llama::Q8Vector x;
       llama::quantize_activations_q8_0_blocks(random_vector(cols, 5), x);
       std::vector<float> a(rows), b(rows), c(rows - 4);
-      llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::Q8Kernel::portable);
-      llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::Q8Kernel::avx512_vnni);
+      llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::KernelSet::portable);
+      llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::KernelSet::avx512_vnni);
       CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-      llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, llama::Q8Kernel::avx512_vnni);
+      llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, llama::KernelSet::avx512_vnni);
       CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
       // And both are the exact product of the quantized values to f32 rounding.
       std::vector<float> xq(static_cast<size_t>(cols));
@@ -291,8 +291,8 @@ TEST_CASE(
   // Rows of whole 16-block steps and of steps plus a tail.
   for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
     for (const int64_t cols : {1024, 1056})
-      for (auto kernel : {llama::Q8Kernel::portable, llama::Q8Kernel::avx512_vnni}) {
-        if (!llama::q8_kernel_available(kernel)) continue;
+      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+        if (!llama::kernel_set_available(kernel)) continue;
         INFO(llama::to_string(kind) << " " << llama::to_string(kernel) << " cols " << cols);
         const int64_t rows = 600, tokens = 21;  // rows span three 256-row tiles
         const auto bytes = random_blocks(kind, rows, cols, 9);
@@ -327,7 +327,7 @@ TEST_CASE("block products: f32-input kinds refuse q8_0-block inputs", "[gguf][ke
   llama::Q8Vector x;
   llama::quantize_activations_q8_0_blocks(random_vector(256, 5), x);
   std::vector<float> out(2);
-  CHECK_THROWS_WITH(llama::q8_0_blocks_matvec_rows(out, w, x, 0, 2, llama::Q8Kernel::portable),
+  CHECK_THROWS_WITH(llama::q8_0_blocks_matvec_rows(out, w, x, 0, 2, llama::KernelSet::portable),
                     "q8_0-block products: Q4_K weights take f32 inputs");
 }
 

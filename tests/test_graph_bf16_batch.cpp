@@ -15,9 +15,9 @@
 #include "graph/executor.hpp"
 #include "graph/typed_ops.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/half.hpp"
-#include "llama/kernels/half_products.hpp"
-#include "llama/kernels/products.hpp"
+#include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/half_products.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 #include "llama/tensor.hpp"
 #include "test_support.hpp"
 
@@ -74,7 +74,7 @@ TEST_CASE("a batch rounded once gives its path's results bit for bit", "[half][k
   for (const HalfPath path : bf16_paths_here()) {
     const Bf16Layout layout = bf16_layout(path);
     const Numerics numerics = half_path_is_fast(path) ? Numerics::fast : Numerics::exact;
-    const HalfPath table_path = half_batch_path(BlockKind::bf16, best_q8_kernel(), numerics);
+    const HalfPath table_path = half_batch_path(BlockKind::bf16, best_kernel_set(), numerics);
     for (const int64_t rows : {1, 37, 130}) {
       for (const int64_t cols : {3, 45, 64, 200}) {
         const std::vector<uint16_t> bits = random_bf16(rows * cols, uint32_t(rows * 100 + cols));
@@ -142,14 +142,14 @@ TEST_CASE("a batch rounded once gives its path's results bit for bit", "[half][k
           // refuses the layout).
           if (table_path == path) {
             std::vector<float> table(want.size(), -7.0f);
-            matmat_rows(table, rows, t, pb, 0, rows, best_q8_kernel());
+            matmat_rows(table, rows, t, pb, 0, rows, best_kernel_set());
             CHECK(table == want);
           } else if (half_path_reads_bf16(table_path)) {
-            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
+            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_kernel_set()),
                               Contains(std::string("a bf16 batch in the ") + to_string(layout) +
                                        " layout for the " + to_string(table_path) + " path"));
           } else {
-            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_q8_kernel()),
+            CHECK_THROWS_WITH(matmat_rows(want, rows, t, pb, 0, rows, best_kernel_set()),
                               Contains("smaller than the batch"));
           }
         }
@@ -297,7 +297,7 @@ TEST_CASE("graph: one round_bf16 feeds every bf16 product of its input", "[graph
           std::vector<float> want(size_t(n * rows));
           ProductBatch pb{std::span(input).first(size_t(n * dim)), dim, {}, n};
           pb.numerics = numerics;
-          matmat_rows(want, rows, *w, pb, 0, rows, best_q8_kernel());
+          matmat_rows(want, rows, *w, pb, 0, rows, best_kernel_set());
           const ArenaRef out = p.output(name).ref;
           for (int64_t t = 0; t < n; ++t) {
             INFO(name << ", token " << t);

@@ -13,7 +13,7 @@
 #include "graph/executor.hpp"
 #include "graph/kernels.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/gemm_f32.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 
 using namespace llama::graph;
 

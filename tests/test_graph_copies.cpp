@@ -17,7 +17,7 @@
 #include "graph/weight_copies.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -11,8 +11,8 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
-#include "llama/kernels/q8.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 
@@ -74,7 +74,7 @@ TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best ker
   }
   CHECK_THAT(portable->describe(), Contains("q8 groups of 64, portable kernel"));
   CHECK_THAT(best->describe(),
-             Contains(std::string("q8 groups of 64, ") + to_string(best_q8_kernel()) + " kernel"));
+             Contains(std::string("q8 groups of 64, ") + to_string(best_kernel_set()) + " kernel"));
   for (int64_t pos = 0; pos < 40; ++pos) {
     INFO("position " << pos);
     const auto token = static_cast<int32_t>((pos * 131 + 1) % 32000);
@@ -199,7 +199,7 @@ TEST_CASE("graph compiler: a quantize op is planned like any value, offsets exac
     q.resize(dim, gs);
     quantize_activations(norm, q);
     std::vector<float> expect(static_cast<size_t>(rows));
-    q8_matvec_rows(expect, wq.view(gs), q, 0, rows, Q8Kernel::portable);
+    q8_matvec_rows(expect, wq.view(gs), q, 0, rows, KernelSet::portable);
     CHECK(std::equal(expect.begin(), expect.end(),
                      arena.begin() + std::ptrdiff_t(out.offset + size_t(t * out.ld))));
   }

@@ -22,7 +22,7 @@
 #include "graph/layer_graphs.hpp"
 #include "graph/weight_copies.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
-#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/products/half_products.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -164,7 +164,7 @@ TEST_CASE("graph: exact bf16/f16 batches equal the f32 batches on the widened we
         const std::span<const float> lb = b.forward_batch(tokens, 0, true);
         const std::vector<float> want(lb.begin(), lb.end());
         const bool x3 = dtype == DType::bf16 &&
-                        half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact) ==
+                        half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::exact) ==
                             HalfPath::amx_bf16x3;
         if (!x3) {
           CHECK(got == want);

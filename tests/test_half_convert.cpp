@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/numbers/half.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

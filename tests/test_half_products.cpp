@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/kernels/block_products.hpp"
-#include "llama/kernels/cpu_features.hpp"
-#include "llama/kernels/gemm_f32.hpp"
-#include "llama/kernels/half.hpp"
-#include "llama/kernels/half_products.hpp"
-#include "llama/kernels/products.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
+#include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/half_products.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -85,13 +85,13 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
             if (half_path_reads_bf16(path) && kind != BlockKind::bf16) continue;
             INFO("path " << to_string(path));
             const std::vector<float> got = batch(h, x, ld, n, path);
-            const Q8Kernel decode =
-                path == HalfPath::portable ? Q8Kernel::portable : Q8Kernel::avx512_vnni;
+            const KernelSet decode =
+                path == HalfPath::portable ? KernelSet::portable : KernelSet::avx512_vnni;
             const HalfPath decode_path =
                 path == HalfPath::portable ? HalfPath::portable : HalfPath::avx512;
             // Decode's AVX-512 block kernels run where the CPU has VNNI too.
             const bool check_decode = path == HalfPath::portable ||
-                                      (path == HalfPath::avx512 && q8_kernel_available(decode));
+                                      (path == HalfPath::avx512 && kernel_set_available(decode));
             // avx512, avx2: the f32 GEMM of that level on the upcast weights, bit for bit.
             std::vector<float> gemm;
             if (path == HalfPath::avx512 || path == HalfPath::avx2) {
@@ -208,7 +208,7 @@ TEST_CASE("bf16/f16 batch results do not depend on the row range", "[half][kerne
 
 TEST_CASE("the product table runs bf16/f16 tensors in place", "[half][kernels]") {
   const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // fast below takes the bf16 unit
-  const Q8Kernel kernel = best_q8_kernel();
+  const KernelSet kernel = best_kernel_set();
   for (DType dtype : {DType::bf16, DType::f16}) {
     const BlockKind kind = dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
     const Half h = random_half(kind, 37, 70, 11);
@@ -261,10 +261,10 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
     CHECK_THROWS_WITH(half_matmat_rows(out, 4, f16.m, x, 32, 2, 0, 4, HalfPath::onednn_bf16),
                       Catch::Contains("onednn-bf16 path takes bf16 weights"));
     const test::ScopedEnv unit("LLAMA_BF16_UNIT", "on");  // the probe may say it is slower
-    const HalfPath decode = half_decode_path(best_q8_kernel());
+    const HalfPath decode = half_decode_path(best_kernel_set());
     const HalfPath fast =
         half_path_available(HalfPath::amx_bf16) ? HalfPath::amx_bf16 : HalfPath::onednn_bf16;
-    CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast) ==
+    CHECK(half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::fast) ==
           (decode == HalfPath::avx512 ? fast : decode));
   } else {
     WARN("this CPU lacks AVX512-BF16: the refusal of an unavailable path is what is tested");
@@ -285,25 +285,25 @@ TEST_CASE("bf16/f16 batch paths refuse what they cannot run", "[half][kernels]")
   CHECK_THROWS_WITH(half_matmat_rows(out, 4, bf16.m, x, 32, 3, 0, 4, HalfPath::portable),
                     Catch::Contains("smaller than the batch"));
   CHECK_FALSE(
-      half_path_is_fast(half_batch_path(BlockKind::f16, Q8Kernel::avx512_vnni, Numerics::fast)));
+      half_path_is_fast(half_batch_path(BlockKind::f16, KernelSet::avx512_vnni, Numerics::fast)));
   CHECK_FALSE(
-      half_path_is_fast(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact)));
+      half_path_is_fast(half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::exact)));
   // Their own level: AVX-512 F/BW/VL, whatever the int8 kernels' VNNI says;
-  // Q8Kernel::portable keeps the plain loops only where VNNI would have run.
+  // KernelSet::portable keeps the plain loops only where VNNI would have run.
   // The avx2 level has no int8 kernels (every caller's is portable): avx2 for all.
   const bool avx512 = simd_level() == SimdLevel::avx512;
-  const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
+  const bool vnni = kernel_set_available(KernelSet::avx512_vnni);
   const HalfPath below = simd_level() == SimdLevel::avx2 ? HalfPath::avx2 : HalfPath::portable;
-  CHECK(half_decode_path(Q8Kernel::portable) == (avx512 && !vnni ? HalfPath::avx512 : below));
+  CHECK(half_decode_path(KernelSet::portable) == (avx512 && !vnni ? HalfPath::avx512 : below));
   if (vnni) {
-    CHECK(half_batch_path(BlockKind::bf16, Q8Kernel::portable, Numerics::fast) == below);
-    CHECK(half_decode_path(Q8Kernel::avx512_vnni) == (avx512 ? HalfPath::avx512 : below));
+    CHECK(half_batch_path(BlockKind::bf16, KernelSet::portable, Numerics::fast) == below);
+    CHECK(half_decode_path(KernelSet::avx512_vnni) == (avx512 ? HalfPath::avx512 : below));
   }
   if (simd_level() == SimdLevel::avx2) {
-    CHECK(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::exact) == HalfPath::avx2);
-    CHECK_THAT(explain_half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast),
+    CHECK(half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::exact) == HalfPath::avx2);
+    CHECK_THAT(explain_half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::fast),
                Catch::StartsWith("avx2-f32 (fast numerics: the bf16 unit needs the avx512 level"));
-    CHECK_THAT(explain_half_decode_path(best_q8_kernel()), Catch::StartsWith("avx2-f32 (upcast"));
+    CHECK_THAT(explain_half_decode_path(best_kernel_set()), Catch::StartsWith("avx2-f32 (upcast"));
   }
   CHECK(parse_numerics("fast", "--numerics") == Numerics::fast);
   CHECK_THROWS_WITH(parse_numerics("quick", "--numerics"),

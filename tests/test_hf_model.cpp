@@ -8,7 +8,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/hf_model.hpp"
 #include "llama/generate.hpp"
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
 #include "test_support.hpp"

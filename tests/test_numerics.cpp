@@ -9,7 +9,7 @@
 
 #include "compare_run.hpp"
 #include "llama/formats/hf_model.hpp"
-#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/products/half_products.hpp"
 #include "llama/registry.hpp"
 #include "logit_diff.hpp"
 #include "test_support.hpp"
@@ -28,7 +28,7 @@ std::unique_ptr<InferenceBackend> make(const std::string& name, Numerics n) {
 
 bool fast_path_here() {
   const bool has =
-      half_path_is_fast(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast));
+      half_path_is_fast(half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::fast));
   if (!has) {
     WARN((half_path_available(HalfPath::onednn_bf16)
               ? "LLAMA_BF16_UNIT=off or the probe: fast runs as exact, only that is checked"
@@ -113,7 +113,7 @@ TEST_CASE("llama-compare reports fast against exact, and explain names the kerne
     // portable, by the CPU and LLAMA_CPU_LEVEL).
     const std::string exact_prefill =
         std::string("prefill ") +
-        to_string(half_batch_path(BlockKind::bf16, best_q8_kernel(), Numerics::fast)) +
+        to_string(half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::fast)) +
         " (fast numerics";
     // The fast path's own words: the hand-written tiles, or oneDNN.
     const std::string fast_name = half_path_available(HalfPath::amx_bf16)

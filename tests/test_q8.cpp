@@ -12,10 +12,10 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/products.hpp"
-#include "llama/kernels/q8.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 
@@ -152,7 +152,7 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(-128, 127);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
+  const bool vnni = kernel_set_available(KernelSet::avx512_vnni);
   if (!vnni) WARN("this CPU has no AVX-512 VNNI: only the portable kernel is checked");
   for (const int64_t gs : {1, 3, 16, 32, 64, 100, 128, 256}) {
     INFO("group size " << gs);
@@ -170,11 +170,11 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
     const std::vector<float> want = naive_matvec(w, ws, xq, rows);
 
     std::vector<float> portable(static_cast<size_t>(rows));
-    q8_matvec_rows(portable, wt, xq, 0, rows, Q8Kernel::portable);
+    q8_matvec_rows(portable, wt, xq, 0, rows, KernelSet::portable);
     CHECK(portable == want);
     if (vnni) {
       std::vector<float> fast(static_cast<size_t>(rows));
-      q8_matvec_rows(fast, wt, xq, 0, rows, Q8Kernel::avx512_vnni);
+      q8_matvec_rows(fast, wt, xq, 0, rows, KernelSet::avx512_vnni);
       CHECK(fast == want);
       // A batch of six vectors (four share each weight load, two go alone):
       // each (row, vector) equals the matrix-vector result.
@@ -186,18 +186,18 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
         batch.push_back(quantized(xt, gs));
       }
       std::vector<float> all(static_cast<size_t>(6 * rows));
-      for (const Q8Kernel k : {Q8Kernel::portable, Q8Kernel::avx512_vnni}) {
+      for (const KernelSet k : {KernelSet::portable, KernelSet::avx512_vnni}) {
         std::fill(all.begin(), all.end(), -1.0f);
         q8_matmat_rows(all, rows, wt, batch, 0, rows, k);
         for (size_t t = 0; t < batch.size(); ++t) {
           std::vector<float> one(static_cast<size_t>(rows));
-          q8_matvec_rows(one, wt, batch[t], 0, rows, Q8Kernel::portable);
+          q8_matvec_rows(one, wt, batch[t], 0, rows, KernelSet::portable);
           CHECK(std::equal(one.begin(), one.end(), all.begin() + std::ptrdiff_t(t) * rows));
         }
       }
       // A row range writes only its rows.
       std::vector<float> part(5);
-      q8_matvec_rows(part, wt, xq, 10, 15, Q8Kernel::avx512_vnni);
+      q8_matvec_rows(part, wt, xq, 10, 15, KernelSet::avx512_vnni);
       CHECK(std::equal(part.begin(), part.end(), want.begin() + 10));
     }
   }
@@ -206,7 +206,7 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
 TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable one", "[q8]") {
   // Group sizes that are multiples of 64 (and 32) go 16 rows at a time with a
   // masked last block; rows past kMaxGroups (1024) groups take the per-row path.
-  if (!q8_kernel_available(Q8Kernel::avx512_vnni)) {
+  if (!kernel_set_available(KernelSet::avx512_vnni)) {
     WARN("this CPU has no AVX-512 VNNI: nothing to compare");
     return;
   }
@@ -233,7 +233,7 @@ TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable on
     const Q8Vector xq = quantized(x, gs);
     const QuantizedTensor wt{w, ws, gs};
     std::vector<float> want(static_cast<size_t>(rows));
-    q8_matvec_rows(want, wt, xq, 0, rows, Q8Kernel::portable);
+    q8_matvec_rows(want, wt, xq, 0, rows, KernelSet::portable);
     CHECK(want == naive_matvec(w, ws, xq, rows));
     // Every range [begin, end) with begin in the first rows and end in the
     // last ones: full blocks, a tail block alone, a block plus a tail.
@@ -243,7 +243,7 @@ TEST_CASE("the VNNI matrix-vector kernel's row blocks agree with the portable on
         // One spare float each side: the kernel writes only its rows.
         std::vector<float> fast(static_cast<size_t>(end - begin + 2), -7.0f);
         q8_matvec_rows(std::span<float>(fast).subspan(1, size_t(end - begin)), wt, xq, begin, end,
-                       Q8Kernel::avx512_vnni);
+                       KernelSet::avx512_vnni);
         CHECK(fast.front() == -7.0f);
         CHECK(fast.back() == -7.0f);
         CHECK(std::equal(fast.begin() + 1, fast.end() - 1, want.begin() + begin));
@@ -432,7 +432,7 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
   // blocks of 16 and passes over 64 rows at a time: counts around each edge,
   // group sizes that are and are not multiples of 64 (and below 4 bytes or
   // not a multiple of 4, which go vector by vector), odd row ranges.
-  const bool vnni = q8_kernel_available(Q8Kernel::avx512_vnni);
+  const bool vnni = kernel_set_available(KernelSet::avx512_vnni);
   if (!vnni) WARN("this CPU has no AVX-512 VNNI: only the portable kernel is checked");
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(-128, 127);
@@ -468,12 +468,12 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
                            << ", " << r1 << ")");
         const auto size = static_cast<size_t>(n * stride);
         std::vector<float> want(size, -1.0f);
-        q8_matmat_rows(want, stride, wt, batch, r0, r1, Q8Kernel::portable);
+        q8_matmat_rows(want, stride, wt, batch, r0, r1, KernelSet::portable);
         // Each (row, vector) is the matrix-vector product's, and nothing else is written.
         bool matches_matvec = true, others_untouched = true;
         for (int64_t t = 0; t < n; ++t) {
           std::vector<float> one(static_cast<size_t>(r1 - r0));
-          q8_matvec_rows(one, wt, batch[size_t(t)], r0, r1, Q8Kernel::portable);
+          q8_matvec_rows(one, wt, batch[size_t(t)], r0, r1, KernelSet::portable);
           for (int64_t r = 0; r < stride; ++r) {
             const float got = want[size_t(t * stride + r)];
             if (r >= r0 && r < r1) {
@@ -486,14 +486,14 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
         CHECK(matches_matvec);
         CHECK(others_untouched);
         std::vector<float> got(size, -1.0f);
-        q8_matmat_rows(got, stride, wt, view, r0, r1, Q8Kernel::portable);
+        q8_matmat_rows(got, stride, wt, view, r0, r1, KernelSet::portable);
         CHECK(got == want);
         if (vnni) {
           std::fill(got.begin(), got.end(), -1.0f);
-          q8_matmat_rows(got, stride, wt, batch, r0, r1, Q8Kernel::avx512_vnni);
+          q8_matmat_rows(got, stride, wt, batch, r0, r1, KernelSet::avx512_vnni);
           CHECK(got == want);
           std::fill(got.begin(), got.end(), -1.0f);
-          q8_matmat_rows(got, stride, wt, view, r0, r1, Q8Kernel::avx512_vnni);
+          q8_matmat_rows(got, stride, wt, view, r0, r1, KernelSet::avx512_vnni);
           CHECK(got == want);
         }
       }
@@ -507,26 +507,26 @@ TEST_CASE("a back-to-back Q8_0 batch must be whole vectors", "[q8]") {
   const QuantizedTensor wt{w, ws, 4};
   std::vector<float> out(6);
   CHECK_NOTHROW(
-      q8_matmat_rows(out, 2, wt, Q8BatchView{values, scales, 4, 4}, 0, 2, Q8Kernel::portable));
+      q8_matmat_rows(out, 2, wt, Q8BatchView{values, scales, 4, 4}, 0, 2, KernelSet::portable));
   CHECK(out == std::vector<float>(6, 4.0f));
   for (const Q8BatchView bad :
        {Q8BatchView{values, scales, 4, 3}, Q8BatchView{values, scales, 5, 5},
         Q8BatchView{values, std::span(scales).first(2), 4, 4}, Q8BatchView{values, scales, 0, 4},
         Q8BatchView{values, scales, 4, 0}}) {
-    CHECK_THROWS_WITH(q8_matmat_rows(out, 2, wt, bad, 0, 2, Q8Kernel::portable),
+    CHECK_THROWS_WITH(q8_matmat_rows(out, 2, wt, bad, 0, 2, KernelSet::portable),
                       Contains("Q8_0 batch") && Contains("groups of"));
   }
 }
 
 TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
   // What the CPU (and LLAMA_CPU_LEVEL, if set) picks without the override.
-  const Q8Kernel chosen = best_q8_kernel();
-  CHECK((chosen == Q8Kernel::portable || q8_kernel_available(chosen)));
+  const KernelSet chosen = best_kernel_set();
+  CHECK((chosen == KernelSet::portable || kernel_set_available(chosen)));
   {
     const test::ScopedEnv force("LLAMA_Q8_KERNEL", "portable");
-    CHECK(best_q8_kernel() == Q8Kernel::portable);
+    CHECK(best_kernel_set() == KernelSet::portable);
   }
-  CHECK(best_q8_kernel() == chosen);
+  CHECK(best_kernel_set() == chosen);
 }
 
 TEST_CASE("the product table runs q8_0 tensors as the int8 kernels do", "[q8][products]") {
@@ -537,12 +537,12 @@ TEST_CASE("the product table runs q8_0 tensors as the int8 kernels do", "[q8][pr
   const InputFormat f = input_format(w2);
   CHECK(f == InputFormat{InputKind::q8_groups, 64});
   CHECK(to_string(f) == "q8 groups of 64");
-  CHECK(describe_products(w2, Q8Kernel::portable) == "q8_0 x q8 groups of 64, portable kernel");
+  CHECK(describe_products(w2, KernelSet::portable) == "q8_0 x q8 groups of 64, portable kernel");
   const int64_t rows = w2.rows(), cols = w2.cols();
   std::vector<float> x(size_t(3 * cols));
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i)) * 4.0f;
   const QuantizedTensor q = QuantizedTensor::of(w2);
-  for (const Q8Kernel kernel : {Q8Kernel::portable, best_q8_kernel()}) {
+  for (const KernelSet kernel : {KernelSet::portable, best_kernel_set()}) {
     INFO(to_string(kernel));
     // One vector through an InputCache (quantized once, however many products).
     InputCache in;

@@ -8,7 +8,7 @@
 
 #include "llama/config.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/rope.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/sampler.hpp"
 
 using namespace llama;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
 
 namespace llama {
 class Checkpoint;

@@ -10,7 +10,7 @@
 #include <string>
 #include "llama/error.hpp"
 
-#include "llama/chat.hpp"
+#include "llama/chat_session.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama::cli {

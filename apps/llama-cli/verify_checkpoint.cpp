@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 
 namespace llama::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "llama/kernels/dequantize.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 
 namespace llama::cli {
 

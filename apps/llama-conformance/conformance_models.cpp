@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "llama/error.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/half.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama::conformance {

@@ -5,7 +5,7 @@
 #include "convert_gguf.hpp"
 
 #include "llama/error.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 
 namespace llama::convert {

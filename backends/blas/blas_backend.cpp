@@ -10,9 +10,9 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/attention_f16.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/math.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/run_c.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "openblas_runtime.hpp"
@@ -73,7 +73,7 @@ void BlasBackend::prepare(const Model& model) {
   rope_ = RopeTable(c);
   eps_ = static_cast<float>(c.norm_eps);
   steps_ = step_kernels(step_arithmetic(w));
-  kernel_ = best_q8_kernel();
+  kernel_ = best_kernel_set();
   f32_.clear();
   embedding_ = w.token_embedding;
   layers_.clear();

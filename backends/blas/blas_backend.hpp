@@ -15,9 +15,9 @@
 
 #include "llama/backend.hpp"
 #include "llama/f32_weights.hpp"
-#include "llama/kernels/products.hpp"
-#include "llama/kernels/rope.hpp"
-#include "llama/kernels/steps.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/steps/rope.hpp"
+#include "llama/kernels/dispatch/step_table.hpp"
 #include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 
@@ -80,7 +80,7 @@ class BlasBackend final : public InferenceBackend {
   RopeTable rope_;
   float eps_ = 0;  // float(config_.norm_eps)
   StepKernels steps_{};
-  Q8Kernel kernel_ = Q8Kernel::portable;  // for core products
+  KernelSet kernel_ = KernelSet::portable;  // for core products
   F32Weights f32_;                        // norms as f32 (bf16/f16 ones widened)
   Tensor embedding_;
   std::vector<Layer> layers_;

@@ -12,11 +12,11 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/attention_f16.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/half_products.hpp"
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/products/bf16_batch.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "openblas_runtime.hpp"
 
 namespace llama::blas {

@@ -7,7 +7,7 @@
 #include "arena_planner.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/products/bf16_batch.hpp"
 
 namespace llama::graph {
 namespace {

@@ -5,14 +5,14 @@
 #pragma once
 
 #include "graph.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 #include "plan.hpp"
 
 namespace llama::graph {
 
 struct CompileOptions {
   bool fuse_residual_add = true;
-  Q8Kernel q8_kernel = best_q8_kernel();  // for matvec_typed (every kernel gives the same bits)
+  KernelSet q8_kernel = best_kernel_set();  // for matvec_typed (every kernel gives the same bits)
   Numerics numerics = Numerics::exact;    // for matvec_typed batches (bf16 may round inputs)
 };
 

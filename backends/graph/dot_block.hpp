@@ -17,7 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "llama/kernels/simd_target.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 #if LLAMA_HAVE_X86_TARGETS
 #include <immintrin.h>

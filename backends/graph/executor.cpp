@@ -5,7 +5,7 @@
 
 #include "kernels.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/gemm_f32.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 #include "typed_ops.hpp"
 
 namespace llama::graph {

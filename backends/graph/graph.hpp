@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/kernels/products.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 #include "llama/tensor.hpp"
 
 namespace llama::graph {

@@ -3,8 +3,8 @@
 #include <sstream>
 
 #include "graph_backend.hpp"
-#include "llama/kernels/half_products.hpp"
-#include "llama/kernels/products.hpp"
+#include "llama/kernels/dispatch/half_path.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 
 namespace llama::graph {
 namespace {
@@ -64,7 +64,7 @@ std::string GraphBackend::describe() const {
   const MatrixCopy& cls = copies_.classifier();
   const MatrixCopy& typed = first.wq.typed() ? first.wq : cls;
   if (typed.typed()) {
-    const Q8Kernel kernel = decode_.classifier.instructions.back().q8_kernel;
+    const KernelSet kernel = decode_.classifier.instructions.back().q8_kernel;
     s << "  matvec_typed: " << describe_products(typed.tensor, kernel, numerics_)
       << " (the core's kernels); inputs quantized as the dtype reads them, rows split across"
          " threads";

@@ -6,8 +6,8 @@
 #include "kernels.hpp"
 
 #include "dot_block.hpp"
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/simd_target.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::graph {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
 
 namespace llama::graph {
 

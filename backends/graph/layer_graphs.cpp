@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "llama/kernels/half_products.hpp"
+#include "llama/kernels/dispatch/half_path.hpp"
 
 namespace llama::graph {
 namespace {
@@ -23,7 +23,7 @@ class Products {
     ValueId in = f.quantized() ? quantized(x, f) : x;
     // A batch on a fast bf16 path reads x rounded to bf16, once for every
     // product of x (the compiler's default kernel decides, as it does there).
-    if (g_.tokens() > 1 && batch_rounds_to_bf16(m.tensor, best_q8_kernel(), numerics_)) {
+    if (g_.tokens() > 1 && batch_rounds_to_bf16(m.tensor, best_kernel_set(), numerics_)) {
       in = rounded(x);
     }
     return g_.matvec_typed(g_.weight_typed(name, m.tensor, numerics_), in);

@@ -19,7 +19,7 @@
 
 #include "graph.hpp"
 #include "llama/config.hpp"
-#include "llama/kernels/steps.hpp"
+#include "llama/kernels/dispatch/step_table.hpp"
 #include "weight_copies.hpp"
 
 namespace llama::graph {

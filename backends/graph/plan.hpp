@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 
 namespace llama::graph {
 
@@ -36,7 +36,7 @@ struct Instruction {
   Tensor tw;            // matvec_typed: the weights, in place
   InputFormat format;   // quantize: its output; matvec_typed: what a holds
   size_t q_values = 0;  // bytes from the arena start: quantize: out's values; matvec_typed: a's
-  Q8Kernel q8_kernel = Q8Kernel::portable;
+  KernelSet q8_kernel = KernelSet::portable;
   Numerics numerics = Numerics::exact;  // matvec_typed with a batch
   // matvec_typed: a holds the batch rounded to bf16 in bf16_layout (a
   // round_bf16 value, kernels/half_products.hpp Bf16BatchView) instead of

@@ -18,10 +18,10 @@
 #include <span>
 
 #include "kernels.hpp"
-#include "llama/kernels/gemm_f32.hpp"
-#include "llama/kernels/half_products.hpp"
-#include "llama/kernels/products.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
+#include "llama/kernels/products/bf16_batch.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 
 namespace llama::graph {
 namespace {

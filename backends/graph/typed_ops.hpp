@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "executor.hpp"
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 #include "llama/numerics.hpp"
 #include "llama/tensor.hpp"
 #include "plan.hpp"

@@ -7,11 +7,11 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/attention_f16.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/half.hpp"
-#include "llama/kernels/math.hpp"
-#include "llama/kernels/q8_math.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 
@@ -118,7 +118,7 @@ void ReferenceBackend::matmul(std::span<float> out, const Matrix& w, std::span<c
       }
       return;
     }
-    matvec_rows(out, w.tensor, {x, {}}, 0, w.rows, Q8Kernel::portable);  // core kernel, f32 input
+    matvec_rows(out, w.tensor, {x, {}}, 0, w.rows, KernelSet::portable);  // core kernel, f32 input
     return;
   }
   // runq.c: quantize the input per group, then the int8 product.
@@ -127,7 +127,7 @@ void ReferenceBackend::matmul(std::span<float> out, const Matrix& w, std::span<c
   const std::span<float> scales = std::span(xq_scales_).first(groups);
   quantize_input(w.input, x.first(n), values, scales);
   matvec_rows(out, w.tensor, {{}, Q8View(values, scales, w.input.group_size)}, 0, w.rows,
-              Q8Kernel::portable);
+              KernelSet::portable);
 }
 
 void ReferenceBackend::rmsnorm(std::span<float> out, std::span<const float> x,
@@ -293,7 +293,7 @@ std::string ReferenceBackend::describe() const {
     << "  " << describe_kv_cache(kv_, cache_.bytes())
     << (kv_.dtype == KvDType::f16 ? " (the core's portable kernel)" : "") << "\n";
   if (classifier_.input.quantized()) {
-    s << "  products: " << describe_products(classifier_.tensor, Q8Kernel::portable)
+    s << "  products: " << describe_products(classifier_.tensor, KernelSet::portable)
       << " (runq.c's int8 products)\n";
   } else if (classifier_.f32.empty()) {
     s << "  products: " << to_string(classifier_.tensor.dtype)

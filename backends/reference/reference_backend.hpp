@@ -10,9 +10,9 @@
 
 #include "llama/backend.hpp"
 #include "llama/f32_weights.hpp"
-#include "llama/kernels/products.hpp"
-#include "llama/kernels/rope.hpp"
-#include "llama/kernels/steps.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/steps/rope.hpp"
+#include "llama/kernels/dispatch/step_table.hpp"
 #include "llama/kv_cache.hpp"
 
 namespace llama::reference {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "llama/kv_cache.hpp"
 #include "llama/model.hpp"
 
 namespace llama::bench {

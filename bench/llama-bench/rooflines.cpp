@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/kernels/cpu_features.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
 #include "stats.hpp"
 
 extern "C" {

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "llama/error.hpp"
-#include "llama/kernels/attention_f16.hpp"
-#include "llama/kernels/math.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/steps/run_c.hpp"
 #include "llama/memory_budget.hpp"
 
 namespace eigen_backend {

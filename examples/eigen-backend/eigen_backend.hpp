@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
-#include "llama/kernels/rope.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "eigen_backend.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/math.hpp"
+#include "llama/kernels/steps/run_c.hpp"
 
 namespace eigen_backend {
 namespace {

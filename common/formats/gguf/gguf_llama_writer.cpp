@@ -10,8 +10,8 @@
 
 #include "llama/error.hpp"
 #include "llama/formats/gguf_writer.hpp"
-#include "llama/kernels/blocks.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/numbers/half.hpp"
 
 namespace llama::gguf {
 namespace {

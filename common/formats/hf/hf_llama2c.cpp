@@ -14,8 +14,8 @@
 #include "llama/formats/hf_tokenizer_export.hpp"
 #include "llama/formats/rotary_rows.hpp"
 #include "llama/formats/safetensors_writer.hpp"
-#include "llama/kernels/dequantize.hpp"
-#include "llama/kernels/half.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/numbers/half.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 

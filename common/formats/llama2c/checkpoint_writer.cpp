@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "llama/error.hpp"
-#include "llama/kernels/q8.hpp"
-#include "llama/kernels/rope.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
+#include "llama/kernels/steps/rope.hpp"
 
 namespace llama {
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "llama/kv_cache.hpp"
 #include "llama/model.hpp"
 #include "llama/numerics.hpp"
 

@@ -12,18 +12,15 @@
 #include <string>
 
 #include "llama/config.hpp"
+#include "llama/model.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama {
 
-struct Model;
-
-enum class KvDType : uint8_t { f32, f16 };
 
 // What a backend is asked for: the model's default, or one dtype.
 enum class KvCacheOption : uint8_t { model_default, f32, f16 };
 
-const char* to_string(KvDType d);        // "f32", "f16"
 const char* to_string(KvCacheOption o);  // "default", "f32", "f16"
 // "f32", "f16" or "default"; throws Error naming `what` (a flag, say) otherwise.
 KvCacheOption parse_kv_cache(const std::string& text, const std::string& what);
@@ -36,9 +33,6 @@ struct KvChoice {
 KvChoice resolve_kv_cache(KvCacheOption option, const Model& model);
 // "KV cache: f16 (the GGUF default ...): N bytes, ..." for describe().
 std::string describe_kv_cache(const KvChoice& kv, int64_t bytes);
-
-// Bytes per cached element.
-inline int64_t kv_element_bytes(KvDType d) { return d == KvDType::f16 ? 2 : 4; }
 
 // Keys and values of every layer and position: dtype [n_layers, seq_len,
 // kv_dim] each, written before read (a position is stored before attention

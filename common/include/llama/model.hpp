@@ -2,13 +2,18 @@
 // the file format it came from.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "llama/config.hpp"
-#include "llama/kv_cache.hpp"
 #include "llama/weights.hpp"
 
 namespace llama {
+
+enum class KvDType : uint8_t { f32, f16 };
+inline const char* to_string(KvDType d) { return d == KvDType::f16 ? "f16" : "f32"; }
+// Bytes per cached element.
+inline int64_t kv_element_bytes(KvDType d) { return d == KvDType::f16 ? 2 : 4; }
 
 struct Model {
   std::string source;  // the file or directory it came from, for messages

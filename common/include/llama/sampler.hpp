@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "llama/kernels/steps/softmax_argmax.hpp"
+
 namespace llama {
 
 class Rng {
@@ -23,10 +25,6 @@ class Rng {
   uint64_t state_;
 };
 
-// In-place softmax in f32, as run.c computes it.
-void softmax(std::span<float> x);
-// First index of the largest value.
-int32_t argmax(std::span<const float> x);
 // Index drawn from probabilities `p` with coin in [0, 1).
 int32_t sample_multinomial(std::span<const float> p, float coin);
 

@@ -105,4 +105,16 @@ struct Tensor {
                         int64_t group_size);
 };
 
+// A Q8_0 matrix as the int8 kernels read it: value i is values[i] *
+// scales[i / group_size]. Every row holds whole groups.
+struct QuantizedTensor {
+  std::span<const int8_t> values;  // i8 [rows, cols]
+  std::span<const float> scales;   // f32 [rows * cols / group_size]
+  int64_t group_size = 0;
+  // The kernels' view of a q8_0 Tensor (throws Error for another dtype).
+  static QuantizedTensor of(const Tensor& t) {
+    return {t.q8_values(), t.q8_scales(), t.group_size};
+  }
+};
+
 }  // namespace llama

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "llama/kernels/q8.hpp"
+#include "llama/kernels/products/llama2c_int8.hpp"
 #include "llama/model.hpp"
 
 namespace llama {

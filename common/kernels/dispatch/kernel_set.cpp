@@ -1,0 +1,34 @@
+// The product kernel set: what this CPU runs, and the environment's override.
+#include "llama/kernels/dispatch/kernel_set.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
+
+namespace llama {
+
+const char* to_string(KernelSet kernel) {
+  return kernel == KernelSet::avx512_vnni ? "avx512-vnni" : "portable";
+}
+
+bool kernel_set_available(KernelSet kernel) {
+  if (kernel == KernelSet::portable) return true;
+#if LLAMA_HAVE_X86_TARGETS
+  return simd_level_supported(SimdLevel::avx512) && cpu_features().avx512vnni;
+#else
+  return false;
+#endif
+}
+
+KernelSet best_kernel_set() {
+  const char* forced = std::getenv("LLAMA_Q8_KERNEL");
+  if (forced != nullptr && std::strcmp(forced, "portable") == 0) return KernelSet::portable;
+  // LLAMA_CPU_LEVEL below avx512 leaves the VNNI kernel out too.
+  return simd_level() == SimdLevel::avx512 && kernel_set_available(KernelSet::avx512_vnni)
+             ? KernelSet::avx512_vnni
+             : KernelSet::portable;
+}
+
+}  // namespace llama

@@ -1,0 +1,271 @@
+// The product table: one case per dtype with kernels in the core.
+#include "llama/kernels/dispatch/product_table.hpp"
+
+#include <algorithm>
+
+#include "llama/error.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
+#include "llama/kernels/products/half_products.hpp"
+
+namespace llama {
+namespace {
+
+[[noreturn]] void no_kernels(const Tensor& w) {
+  throw Error("tensor " + w.name + " is " + to_string(w.dtype) +
+              ": no product kernels for it in the core (they run " + product_dtypes().to_string() +
+              ")");
+}
+
+// Blocks with f32 input, a batch: the decode kernel per (row tile, vector),
+// so every result is matvec_rows' bit for bit and each tile of weight rows
+// comes from memory once for the whole batch (64 rows of Q4_0 at dim 4096:
+// 144 KiB, L2-resident while the vectors pass over it).
+void f32_input_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                           const ProductBatch& x, int64_t row_begin, int64_t row_end,
+                           KernelSet kernel) {
+  constexpr int64_t kTileRows = 64;
+  const auto cols = static_cast<size_t>(w.cols);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
+    const int64_t r1 = std::min(row_end, r0 + kTileRows);
+    for (int64_t t = 0; t < x.n; ++t) {
+      const auto at = static_cast<size_t>(t * out_stride + r0);
+      blocks_matvec_rows_f32(out.subspan(at, static_cast<size_t>(r1 - r0)), w,
+                             x.f32.subspan(static_cast<size_t>(t * x.ld), cols), r0, r1, kernel);
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_string(const InputFormat& f) {
+  switch (f.kind) {
+    case InputKind::q8_groups:
+      return "q8 groups of " + std::to_string(f.group_size);
+    case InputKind::q8_0_blocks:
+      return "q8_0 blocks";
+    default:
+      return "f32";
+  }
+}
+
+DTypeSet product_dtypes() {
+  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k,
+          DType::q6_k, DType::bf16,       DType::f16};
+}
+
+InputFormat input_format(const Tensor& w) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      return {InputKind::q8_groups, w.group_size};
+    case DType::block_q8_0:
+      return {InputKind::q8_0_blocks, 32};
+    case DType::q4_0:
+    case DType::q4_k:
+    case DType::q6_k:
+    case DType::bf16:
+    case DType::f16:
+      return {InputKind::f32, 0};
+    default:
+      no_kernels(w);
+  }
+}
+
+InputFormat input_format(const Tensor& w, Numerics numerics) {
+  if (w.dtype == DType::q4_0 && numerics == Numerics::fast) return {InputKind::q8_0_blocks, 32};
+  return input_format(w);
+}
+
+void quantize_input(const InputFormat& f, std::span<const float> x, std::span<int8_t> values,
+                    std::span<float> scales) {
+  switch (f.kind) {
+    case InputKind::q8_groups:
+      quantize_activations(x, values, scales, f.group_size);
+      return;
+    case InputKind::q8_0_blocks:
+      quantize_activations_q8_0_blocks(x, values, scales);
+      return;
+    case InputKind::f32:
+      break;
+  }
+  throw Error("quantize_input: " + to_string(f) + " input");
+}
+
+void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,
+                 int64_t row_end, KernelSet kernel) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      q8_matvec_rows(out, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
+      return;
+    case DType::block_q8_0:
+      q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
+      return;
+    case DType::q4_0:
+      if (!x.q8.values.empty()) {  // input_format(w, fast): llama.cpp's int8 products
+        q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
+        return;
+      }
+      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      return;
+    case DType::q4_k:
+    case DType::q6_k:
+      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      return;
+    case DType::bf16:
+    case DType::f16:
+      half_matvec_rows(out, block_matrix(w), x.f32, row_begin, row_end, half_decode_path(kernel));
+      return;
+    default:
+      no_kernels(w);
+  }
+}
+
+void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, const ProductBatch& x,
+                 int64_t row_begin, int64_t row_end, KernelSet kernel) {
+  switch (w.dtype) {
+    case DType::q8_0:
+      q8_matmat_rows(out, out_stride, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
+      return;
+    case DType::block_q8_0:
+      q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
+      return;
+    case DType::q4_0:
+      if (!x.q8.values.empty()) {
+        q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
+        return;
+      }
+      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+      return;
+    case DType::q4_k:
+    case DType::q6_k:
+      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+      return;
+    case DType::bf16:
+    case DType::f16: {
+      const BlockMatrix m = block_matrix(w);
+      const HalfPath path = half_batch_path(m.kind, kernel, x.numerics);
+      if (half_path_reads_bf16(path) && !x.bf16.values.empty()) {
+        if (x.bf16.layout != bf16_layout(path)) {
+          throw Error(std::string("matmat_rows: a bf16 batch in the ") + to_string(x.bf16.layout) +
+                      " layout for the " + to_string(path) + " path");
+        }
+        half_matmat_rows(out, out_stride, m, x.bf16, row_begin, row_end);
+        return;
+      }
+      half_matmat_rows(out, out_stride, m, x.f32, x.ld, x.n, row_begin, row_end, path);
+      return;
+    }
+    default:
+      no_kernels(w);
+  }
+}
+
+bool batch_runs_gemm_f32(const Tensor& w, KernelSet kernel, Numerics numerics) {
+  if (w.dtype != DType::bf16 && w.dtype != DType::f16) return false;
+  const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
+  const HalfPath path = half_batch_path(kind, kernel, numerics);
+  return path == HalfPath::avx512 || path == HalfPath::avx2;
+}
+
+void InputCache::reserve(int64_t max_values) {
+  values_.assign(static_cast<size_t>(max_values), 0);
+  scales_.assign(static_cast<size_t>(max_values), 0.0f);
+  quantized_ = {};
+}
+
+void InputCache::set(std::span<const float> x) {
+  if (x.size() > values_.size()) throw Error("InputCache: more values than reserved");
+  x_ = x;
+  quantized_ = {};
+}
+
+ProductInput InputCache::get(const InputFormat& f) {
+  if (!f.quantized()) return {x_, {}};
+  const size_t n = x_.size(), groups = n / static_cast<size_t>(f.group_size);
+  const std::span<int8_t> values = std::span(values_).first(n);
+  const std::span<float> scales = std::span(scales_).first(groups);
+  if (quantized_ != f) {
+    quantize_input(f, x_, values, scales);
+    quantized_ = f;
+  }
+  return {x_, Q8View(values, scales, f.group_size)};
+}
+
+void BatchInputCache::reserve(int64_t max_vectors, int64_t max_values) {
+  const auto n = static_cast<size_t>(max_vectors) * static_cast<size_t>(max_values);
+  values_.assign(n, 0);
+  scales_.assign(n, 0.0f);
+  quantized_ = {};
+}
+
+void BatchInputCache::set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols) {
+  if (static_cast<size_t>(n) * static_cast<size_t>(cols) > values_.size()) {
+    throw Error("BatchInputCache: more values than reserved");
+  }
+  rows_ = rows;
+  ld_ = ld;
+  n_ = n;
+  cols_ = cols;
+  quantized_ = {};
+  rounded_valid_ = false;
+}
+
+void BatchInputCache::reserve_bf16(int64_t max_vectors, int64_t max_values, Bf16Layout layout) {
+  rounded_.assign(static_cast<size_t>(bf16_batch_values(max_vectors, max_values, layout)), 0);
+  layout_ = layout;
+  rounded_valid_ = false;
+}
+
+Bf16BatchView BatchInputCache::bf16() {
+  const auto values = static_cast<uint64_t>(bf16_batch_values(n_, cols_, layout_));
+  if (values > rounded_.size()) throw Error("BatchInputCache: more bf16 values than reserved");
+  const std::span<uint16_t> out = std::span(rounded_).first(static_cast<size_t>(values));
+  if (!rounded_valid_) {
+    round_batch_to_bf16(rows_, ld_, cols_, 0, n_, out, layout_);
+    rounded_valid_ = true;
+  }
+  return {out, bf16_batch_ld(cols_), n_, layout_};
+}
+
+ProductBatch BatchInputCache::get(const InputFormat& f) {
+  ProductBatch b{rows_, ld_, {}, n_};
+  if (!f.quantized()) return b;
+  const auto cols = static_cast<size_t>(cols_), groups = cols / static_cast<size_t>(f.group_size);
+  const auto n = static_cast<size_t>(n_);
+  if (quantized_ != f) {
+    for (size_t t = 0; t < n; ++t) {
+      quantize_input(f, rows_.subspan(t * static_cast<size_t>(ld_), cols),
+                     std::span(values_).subspan(t * cols, cols),
+                     std::span(scales_).subspan(t * groups, groups));
+    }
+    quantized_ = f;
+  }
+  b.q8 = {std::span<const int8_t>(values_).first(n * cols),
+          std::span<const float>(scales_).first(n * groups), cols_, f.group_size};
+  return b;
+}
+
+std::string describe_products(const Tensor& w, KernelSet kernel) {
+  return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
+         to_string(kernel) + " kernel";
+}
+
+std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numerics) {
+  if (w.dtype == DType::q4_0) {
+    const std::string k = std::string(to_string(kernel)) + " kernel";
+    if (numerics == Numerics::fast) {
+      return "q4_0 x q8_0 blocks, " + k +
+             " (numerics fast: llama.cpp's int8 products, codes - 8 against activations quantized "
+             "per block of 32; not within 1e-4 of the exact products)";
+    }
+    return "q4_0 x f32, " + k +
+           " (numerics exact: f32 sums of the exactly dequantized weights; --numerics fast takes "
+           "llama.cpp's int8 products)";
+  }
+  if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
+  const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;
+  return std::string(to_string(w.dtype)) + " read in place x f32: decode " +
+         explain_half_decode_path(kernel) + ", prefill " +
+         explain_half_batch_path(kind, kernel, numerics);
+}
+
+}  // namespace llama

@@ -1,0 +1,32 @@
+// Private to the core: the SIMD kernels behind block_products.hpp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "llama/kernels/products/gguf_products.hpp"
+
+namespace llama::detail {
+
+// q8_0_blocks_matvec_rows with AVX-512 VNNI; the caller checks the CPU.
+void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                  int64_t row_begin, int64_t row_end);
+
+// Rows [row_begin, row_begin + n) of Q8_0 blocks into values (i8 [n, cols])
+// and scales (f32 [n, cols / 32]) with AVX-512 (q8_0_blocks_matmat_rows'
+// tiles; exact, as the portable unpack); the caller checks the CPU.
+void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
+                           float* scales);
+
+// blocks_matvec_rows_f32 with AVX-512 (F, BW, VL: every CPU with VNNI has
+// them) for every kind but Q8_0; the caller checks the CPU.
+void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
+                                   std::span<const float> x, int64_t row_begin, int64_t row_end);
+
+// quantize_activations_q8_0_blocks of `blocks` blocks of 32 with AVX-512 or
+// AVX2 (block_quantize_simd.cpp): the portable loop's bits; the caller checks
+// the CPU.
+void quantize_q8_0_blocks_avx512(const float* x, int64_t blocks, int8_t* values, float* scales);
+void quantize_q8_0_blocks_avx2(const float* x, int64_t blocks, int8_t* values, float* scales);
+
+}  // namespace llama::detail

@@ -1,0 +1,42 @@
+// Private to the core: the Q8_0 kernels behind q8_matvec_rows and
+// q8_matmat_rows.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "llama/kernels/products/llama2c_int8.hpp"
+
+namespace llama::detail {
+
+// runq.c's matmul for rows [row_begin, row_end), plain loops.
+void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
+                             int64_t row_begin, int64_t row_end);
+// The same with AVX-512 VNNI; bit-identical results. The caller checks the CPU.
+void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
+                         int64_t row_begin, int64_t row_end);
+
+// A batch of quantized vectors however the caller holds it: a span of
+// Q8Vector (`vectors`), or back to back (`values`, `scales`).
+struct Q8Batch {
+  const Q8Vector* vectors = nullptr;
+  const int8_t* values = nullptr;  // i8 [n, cols] when vectors is null
+  const float* scales = nullptr;   // f32 [n, cols / group_size] when vectors is null
+  int64_t n = 0, cols = 0, group_size = 0;
+
+  const int8_t* values_of(int64_t t) const {
+    return vectors != nullptr ? vectors[t].values.data() : values + t * cols;
+  }
+  const float* scales_of(int64_t t) const {
+    return vectors != nullptr ? vectors[t].scales.data() : scales + t * (cols / group_size);
+  }
+};
+
+// q8_matmat_rows' two versions: out[t * out_stride + r] for rows [row_begin,
+// row_end) and every vector t of a non-empty batch.
+void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                             const Q8Batch& x, int64_t row_begin, int64_t row_end);
+void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                         const Q8Batch& x, int64_t row_begin, int64_t row_end);
+
+}  // namespace llama::detail

@@ -1,0 +1,267 @@
+// AVX-512 matrix-vector kernels with f32 activations for F16, BF16, Q4_0,
+// Q4_K and Q6_K weights read in place (decode). Each weight takes its exact
+// value (blocks.hpp): integer codes are widened to f32 exactly and the block
+// scales applied in f32, so the only rounding is the f32 summation's.
+// Per block the codes' dot with x is taken first and the scales after, with the
+// codes' offsets folded into per-block sums of x computed once per vector:
+//   Q4_0:  d * (sum q x - 8 sum x)
+//   Q4_K:  d * sc * sum q x - dmin * m * sum x          (per 32 values)
+//   Q6_K:  d * sc * (sum q x - 32 sum x)                 (per 16 values)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/products/gguf_kernels.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/uninitialized_array.hpp"
+
+#define LLAMA_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+
+namespace llama::detail {
+namespace {
+
+constexpr __mmask16 kAll = 0xffff;
+
+// Horizontal sum, pairwise (written out: GCC 12 warns on the reduce intrinsics).
+LLAMA_AVX512 inline float hsum(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  for (int w = 8; w > 0; w /= 2) {
+    for (int i = 0; i < w; ++i) t[i] += t[i + w];
+  }
+  return t[0];
+}
+
+// 16 bytes widened to 16 int32 lanes.
+LLAMA_AVX512 inline __m512i load16_u8(const uint8_t* p) {
+  return _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+LLAMA_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_maskz_cvtepi32_ps(kAll, v); }
+
+LLAMA_AVX512 float row_f16(const uint16_t* w, const float* x, int64_t n) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    const __m256i h0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + k));
+    const __m256i h1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + k + 16));
+    a0 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll, h0), _mm512_loadu_ps(x + k), a0);
+    a1 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll, h1), _mm512_loadu_ps(x + k + 16), a1);
+  }
+  for (; k < n; k += 16) {
+    const auto m = static_cast<__mmask16>(n - k >= 16 ? 0xffff : (1u << (n - k)) - 1);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, w + k);
+    a0 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(m, h), _mm512_maskz_loadu_ps(m, x + k), a0);
+  }
+  return hsum(_mm512_add_ps(a0, a1));
+}
+
+LLAMA_AVX512 float row_bf16(const uint16_t* w, const float* x, int64_t n) {
+  __m512 a0 = _mm512_setzero_ps();
+  for (int64_t k = 0; k < n; k += 16) {
+    const auto m = static_cast<__mmask16>(n - k >= 16 ? 0xffff : (1u << (n - k)) - 1);
+    const __m512i h = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + k));
+    const __m512 v = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, h, 16));
+    a0 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x + k), a0);
+  }
+  return hsum(a0);
+}
+
+// Q4_0: sx[b] = sum of x's block b.
+LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx, int64_t blocks) {
+  const __m512i low = _mm512_set1_epi32(0xF);
+  __m512 acc = _mm512_setzero_ps();
+  float corr = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const __m512i v = load16_u8(w[b].qs);
+    const __m512 lo = to_f32(_mm512_and_si512(v, low));
+    const __m512 hi = to_f32(_mm512_maskz_srli_epi32(kAll, v, 4));
+    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(x + 32 * b));
+    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 32 * b + 16), t);
+    uint16_t h;
+    std::memcpy(&h, &w[b].d, 2);
+    const float d = _cvtsh_ss(h);
+    acc = _mm512_fmadd_ps(t, _mm512_set1_ps(d), acc);
+    corr = std::fma(d, sx[b], corr);
+  }
+  return hsum(acc) - 8.0f * corr;
+}
+
+// Q4_0, 8 rows [w, w + 8 * row_bytes) at once: each row's operations are
+// row_q4_0's in the same order (so the same bits), the rows' chains side by
+// side so that none waits on its own FMA latency, x's block loaded once for
+// all; the codes become floats by a table lookup (vpermps reads only the low 4
+// bits of each index lane: no mask for the low nibbles). The next rows
+// (contiguous) are prefetched meanwhile, as much per block as this block
+// covers: without it the interleaved rows stream from DRAM at a third of the
+// speed (measured). Cache-resident, one thread, ns per block: row_q4_0 1.11,
+// this 0.87-0.88 (0.92 with vcvtdq2ps instead of the lookup).
+constexpr int kRowsQ4 = 8;
+LLAMA_AVX512 void rows_q4_0(const std::byte* w, int64_t row_bytes, const std::byte* next,
+                            const float* x, const float* sx, int64_t blocks, float* out) {
+  const __m512 table = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (next != nullptr) {
+      for (int64_t line = b * 18 * kRowsQ4; line < (b + 1) * 18 * kRowsQ4; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(next) + line, _MM_HINT_T2);
+      }
+    }
+    const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
+    const float s = sx[b];
+    const auto row = [&](int i, __m512& acc, float& corr) LLAMA_AVX512 {
+      const auto* blk = reinterpret_cast<const BlockQ4_0*>(w + i * row_bytes) + b;
+      const __m512i v = load16_u8(blk->qs);
+      const __m512 lo = _mm512_maskz_permutexvar_ps(kAll, v, table);
+      const __m512 hi =
+          _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, v, 4), table);
+      __m512 t = _mm512_mul_ps(lo, x0);
+      t = _mm512_fmadd_ps(hi, x1, t);
+      uint16_t h;
+      std::memcpy(&h, &blk->d, 2);
+      const float d = _cvtsh_ss(h);
+      acc = _mm512_fmadd_ps(t, _mm512_set1_ps(d), acc);
+      corr = std::fma(d, s, corr);
+    };
+    row(0, a0, c0), row(1, a1, c1), row(2, a2, c2), row(3, a3, c3);
+    row(4, a4, c4), row(5, a5, c5), row(6, a6, c6), row(7, a7, c7);
+  }
+  const __m512 acc[kRowsQ4] = {a0, a1, a2, a3, a4, a5, a6, a7};
+  const float corr[kRowsQ4] = {c0, c1, c2, c3, c4, c5, c6, c7};
+  for (int i = 0; i < kRowsQ4; ++i) out[i] = hsum(acc[i]) - 8.0f * corr[i];
+}
+
+// Q4_K: sx[s] = sum of x's 32-value sub-block s (8 per super-block).
+LLAMA_AVX512 float row_q4_k(const BlockQ4_K* w, const float* x, const float* sx, int64_t blocks) {
+  const __m512i low = _mm512_set1_epi32(0xF);
+  __m512 acc = _mm512_setzero_ps();
+  float corr = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const BlockQ4_K& blk = w[b];
+    const float d = _cvtsh_ss(blk.d), dmin = _cvtsh_ss(blk.dmin);
+    const float* xb = x + 256 * b;
+    for (int p = 0; p < 4; ++p) {  // 32 bytes: sub-blocks 2p (low nibbles), 2p + 1 (high)
+      uint8_t sc0, m0, sc1, m1;
+      q4_k_scale_min(blk.scales, 2 * p, sc0, m0);
+      q4_k_scale_min(blk.scales, 2 * p + 1, sc1, m1);
+      const __m512i v0 = load16_u8(blk.qs + 32 * p), v1 = load16_u8(blk.qs + 32 * p + 16);
+      const float* xs = xb + 64 * p;
+      __m512 t0 = _mm512_mul_ps(to_f32(_mm512_and_si512(v0, low)), _mm512_loadu_ps(xs));
+      t0 = _mm512_fmadd_ps(to_f32(_mm512_and_si512(v1, low)), _mm512_loadu_ps(xs + 16), t0);
+      __m512 t1 =
+          _mm512_mul_ps(to_f32(_mm512_maskz_srli_epi32(kAll, v0, 4)), _mm512_loadu_ps(xs + 32));
+      t1 = _mm512_fmadd_ps(to_f32(_mm512_maskz_srli_epi32(kAll, v1, 4)), _mm512_loadu_ps(xs + 48),
+                           t1);
+      acc = _mm512_fmadd_ps(t0, _mm512_set1_ps(d * sc0), acc);
+      acc = _mm512_fmadd_ps(t1, _mm512_set1_ps(d * sc1), acc);
+      corr = std::fma(dmin * m0, sx[8 * b + 2 * p], corr);
+      corr = std::fma(dmin * m1, sx[8 * b + 2 * p + 1], corr);
+    }
+  }
+  return hsum(acc) - corr;
+}
+
+// Q6_K: sx[s] = sum of x's 16-value sub-block s (16 per super-block).
+LLAMA_AVX512 float row_q6_k(const BlockQ6_K* w, const float* x, const float* sx, int64_t blocks) {
+  const __m512i low = _mm512_set1_epi32(0xF), two = _mm512_set1_epi32(3);
+  __m512 acc = _mm512_setzero_ps();
+  float corr = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const BlockQ6_K& blk = w[b];
+    const float d = _cvtsh_ss(blk.d);
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = blk.ql + 64 * half;
+      const uint8_t* qh = blk.qh + 32 * half;
+      const int8_t* sc = blk.scales + 8 * half;
+      const float* xh = x + 256 * b + 128 * half;
+      for (int i = 0; i < 2; ++i) {  // l in [16 i, 16 i + 16): sub-blocks is = i
+        const __m512i a = load16_u8(ql + 16 * i), c = load16_u8(ql + 32 + 16 * i);
+        const __m512i h = load16_u8(qh + 16 * i);
+        // q1..q4 of ggml's dequantize_row_q6_K, as 0..63 (the -32 is in corr).
+        const __m512i q1 = _mm512_or_si512(
+            _mm512_and_si512(a, low), _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(h, two), 4));
+        const __m512i q2 = _mm512_or_si512(
+            _mm512_and_si512(c, low),
+            _mm512_maskz_slli_epi32(kAll,
+                                    _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, h, 2), two), 4));
+        const __m512i q3 = _mm512_or_si512(
+            _mm512_maskz_srli_epi32(kAll, a, 4),
+            _mm512_maskz_slli_epi32(kAll,
+                                    _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, h, 4), two), 4));
+        const __m512i q4 =
+            _mm512_or_si512(_mm512_maskz_srli_epi32(kAll, c, 4),
+                            _mm512_maskz_slli_epi32(kAll, _mm512_maskz_srli_epi32(kAll, h, 6), 4));
+        const __m512i qs[4] = {q1, q2, q3, q4};
+        for (int k = 0; k < 4; ++k) {
+          const float s = d * static_cast<float>(sc[i + 2 * k]);
+          const __m512 t = _mm512_mul_ps(to_f32(qs[k]), _mm512_loadu_ps(xh + 32 * k + 16 * i));
+          acc = _mm512_fmadd_ps(t, _mm512_set1_ps(s), acc);
+          corr = std::fma(s, sx[16 * b + 8 * half + 2 * k + i], corr);
+        }
+      }
+    }
+  }
+  return hsum(acc) - 32.0f * corr;
+}
+
+// Sums of consecutive runs of `run` values of x.
+LLAMA_AVX512 void run_sums(const float* x, int64_t n, int64_t run, float* out) {
+  for (int64_t s = 0; s < n / run; ++s) {
+    __m512 a = _mm512_setzero_ps();
+    for (int64_t k = 0; k < run; k += 16) a = _mm512_add_ps(a, _mm512_loadu_ps(x + s * run + k));
+    out[s] = hsum(a);
+  }
+}
+
+}  // namespace
+
+LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
+                                                std::span<const float> x, int64_t row_begin,
+                                                int64_t row_end) {
+  const int64_t n = w.cols;
+  const int64_t run = w.kind == BlockKind::q6_k ? 16 : 32;
+  // Per-block sums of x, on the stack for rows up to 65536 values.
+  alignas(64) float stack[4096];
+  const bool sums =
+      w.kind == BlockKind::q4_0 || w.kind == BlockKind::q4_k || w.kind == BlockKind::q6_k;
+  UninitializedArray<float> heap(sums && n / run > 4096 ? static_cast<size_t>(n / run) : 0);
+  float* sx = heap.size() > 0 ? heap.data() : stack;
+  if (sums) run_sums(x.data(), n, run, sx);
+  int64_t r = row_begin;
+  if (w.kind == BlockKind::q4_0) {
+    for (; r + kRowsQ4 <= row_end; r += kRowsQ4) {
+      // The last rows of the range prefetch nothing (no address past it).
+      const std::byte* next = r + 2 * kRowsQ4 <= row_end ? w.row(r + kRowsQ4) : nullptr;
+      rows_q4_0(w.row(r), w.row_bytes(), next, x.data(), sx, n / 32, out.data() + (r - row_begin));
+    }
+  }
+  for (; r < row_end; ++r) {
+    const std::byte* row = w.row(r);
+    float v = 0.0f;
+    switch (w.kind) {
+      case BlockKind::f16:
+        v = row_f16(reinterpret_cast<const uint16_t*>(row), x.data(), n);
+        break;
+      case BlockKind::bf16:
+        v = row_bf16(reinterpret_cast<const uint16_t*>(row), x.data(), n);
+        break;
+      case BlockKind::q4_0:
+        v = row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), x.data(), sx, n / 32);
+        break;
+      case BlockKind::q4_k:
+        v = row_q4_k(reinterpret_cast<const BlockQ4_K*>(row), x.data(), sx, n / 256);
+        break;
+      case BlockKind::q6_k:
+        v = row_q6_k(reinterpret_cast<const BlockQ6_K*>(row), x.data(), sx, n / 256);
+        break;
+      case BlockKind::q8_0:
+        break;  // the caller takes the portable path
+    }
+    out[static_cast<size_t>(r - row_begin)] = v;
+  }
+}
+
+}  // namespace llama::detail
