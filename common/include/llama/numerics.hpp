@@ -1,4 +1,4 @@
-// The numerics policy a backend runs a model under (issue 15).
+// The numerics policy a backend runs a model under.
 // - exact (the default): bf16/f16 weights take their exact f32 values (bf16 ->
 //   f32 is a shift) and all arithmetic is f32, so the logits are the f32
 //   computation on the upcast weights up to summation order.

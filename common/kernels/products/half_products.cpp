@@ -59,9 +59,10 @@ void half_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatri
   switch (path) {
     case HalfPath::avx512:
     case HalfPath::avx2:
-      // The f32 model's batch product on the upcast weights: on an Intel Xeon
-      // (model 207) 1.08-1.18x blas's sgemm prefill where register tiles
-      // keeping decode's bits (16 lanes, horizontal sums) reached 0.73x.
+      // The f32 model's batch product on the upcast weights: register tiles
+      // that kept decode's bits need horizontal sums, which compete with the
+      // FMAs for the same ports, so an exact batch gives up decode's bits for
+      // the GEMM's speed (docs/performance.md has the figures per CPU).
       gemm_f32_rows(path == HalfPath::avx2 ? SimdLevel::avx2 : SimdLevel::avx512, out.data(),
                     out_stride, w.kind == BlockKind::bf16 ? GemmWeights::bf16 : GemmWeights::f16,
                     w.bytes.data(), x.data(), ld, w.cols, n, row_begin, row_end, nullptr, 0);

@@ -1,4 +1,4 @@
-// The onednn-bf16 batch path (kernels/half_products.hpp): oneDNN's matmul
+// The onednn-bf16 batch path (products/half_products.hpp): oneDNN's matmul
 // (Debian's libdnnl) for bf16 weights under fast numerics on activations
 // rounded to bf16 (round_batch_to_bf16, Bf16Layout::rows) once per batch by
 // the backend, or per call by half_matmat_rows' f32 entry (bf16_batch.cpp).
@@ -6,15 +6,14 @@
 // would take AMX-BF16 tiles itself where the CPU has them, but its AMX matmul
 // sums in an order that depends on the block's shape (on an Intel Xeon with
 // AMX a row block's results changed with the split of the rows, which the
-// product table's contract forbids) and ran 0.65-0.9x the hand-written
-// amx-bf16 path, which such CPUs take instead (half_products_amx.cpp); so
+// product table's contract forbids) and is slower than the hand-written
+// amx-bf16 path, which such CPUs take instead (x86/half_products_amx.cpp); so
 // oneDNN's ISA is capped at avx512_core_bf16 before its first use.
 //
 // Weights in place: W bf16 [rows, cols] row-major is, as matmul's [K, N]
 // weights, the plain strided format "ba" (strides {1, cols}); oneDNN's brgemm
-// reads it as is at the speed of its own blocked layout (measured: 400-470
-// GFLOP/s either way on one Zen 5 core), so there is no reordered copy and the
-// mapping stays the only copy of the weights.
+// reads it as is at the speed of its own blocked layout, so there is no
+// reordered copy and the mapping stays the only copy of the weights.
 //
 // Primitives: one per shape (rows of the block, cols, batch, strides), made on
 // first use and kept by oneDNN's primitive cache (its own state, 1024 entries
@@ -95,10 +94,10 @@ void matmat_rows_onednn_bf16(float* out, int64_t out_stride, const BlockMatrix& 
   const auto* weights = reinterpret_cast<const uint16_t*>(w.bytes.data()) + row_begin * cols;
   const OneThread one_thread;
   // oneDNN 2.6 runs its brgemm matmul only on a dense destination; a block of
-  // a wider output (each thread's rows of a stacked projection) fell back to
-  // gemm:jit, 8-15% slower (measured on Zen 5 with the 340M shape's blocks).
-  // So such a block is made in its own f32 [n, rows] buffer and copied out
-  // (about 3% of the product's time). n * rows <= out's size (checked).
+  // a wider output (each thread's rows of a stacked projection) would fall
+  // back to its slower gemm:jit. So such a block is made in its own f32
+  // [n, rows] buffer and copied out, a small fraction of the product's time.
+  // n * rows <= out's size (checked).
   const bool dense = n == 1 || out_stride == rows;
   UninitializedArray<float> block(dense ? 0 : static_cast<size_t>(n * rows));  // f32 [n, rows]
   float* y = dense ? out + row_begin : block.data();

@@ -12,9 +12,8 @@
 //   64-row tiles so each tile comes from memory once per batch (decode's bits).
 // - exact, avx512 (AVX-512 F/BW/VL): gemm_f32_rows(SimdLevel::avx512) with
 //   the weights widened exactly as it packs them. Register tiles that kept
-//   decode's bits ran 0.73x blas's sgemm prefill on an Intel Xeon (their
-//   horizontal sums compete with the FMAs for ports 0 and 5); this runs
-//   1.08-1.18x (docs/performance.md).
+//   decode's bits need horizontal sums, which compete with the FMAs for the
+//   same ports; the GEMM has none (docs/performance.md has the figures).
 // - exact, avx2 (the avx2 level: AVX2, FMA, F16C): decode as avx512's bit
 //   for bit (its 16 lanes as two ymm), batches gemm_f32_rows(SimdLevel::avx2)
 //   (the same bits as avx512's GEMM). Every caller's kernel is
@@ -32,18 +31,17 @@
 // - fast, amx-bf16 (bf16 weights, a CPU with AMX-BF16 tiles the OS lets this
 //   process use): activations rounded to bf16 once per batch into the tile
 //   layout (Bf16Layout::tiles), the weights read in place through a panel of
-//   32 rows copied into tile order, tdpbf16ps sums in f32. Hand-written:
-//   1.2-1.55x oneDNN 2.6's AMX matmul on its own reordered weights, 1.3-1.6x
-//   on the weights in place, for the 340M shape's products on one core of an
-//   Intel Xeon with AMX (docs/performance.md).
+//   32 rows copied into tile order, tdpbf16ps sums in f32. Hand-written
+//   because oneDNN 2.6's AMX matmul is slower on these shapes, on its own
+//   reordered weights or in place, and its sums change with the row split
+//   (docs/performance.md).
 // - fast, onednn-bf16 (bf16 weights, AVX512-BF16 without AMX): activations
 //   rounded to bf16 (nearest even) once per call, or once per batch by the
 //   backend (Bf16BatchView below, Bf16Layout::rows), then oneDNN's matmul
 //   (Debian's libdnnl, its ISA capped at avx512_core_bf16) over the weights in
 //   place (a plain [K, N] view of the mapped rows, no reordered copy), sums in
-//   f32. Chosen by measurement: 400-470 GFLOP/s on one Zen 5 core for the 340M
-//   shape's products against 221-240 for the hand-written vdpbf16ps register
-//   tiles this replaced (docs/performance.md).
+//   f32. Chosen by measurement over hand-written vdpbf16ps register tiles,
+//   which oneDNN's brgemm outruns (docs/performance.md).
 // Fast: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result for K <= 16384
 // columns. Rounding x_k to bf16 (8 significant bits, nearest even) moves each
 // term by at most 2^-9 of itself; a bf16 x bf16 product is exact in f32; each
