@@ -12,8 +12,10 @@
 #   4 plugins   loading plugins (common/plugins/, llama/plugins/loader.hpp); what a plugin
 #               writes (llama/plugins/plugin.hpp) is the backend protocol's, layer 3
 # Backends, apps, bench and tests sit above the core and may include any of it.
+# Usage: check-layers.sh [ROOT] (default: this repository); ROOT must be a git work tree.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+cd "${1:-$(dirname "$self")/..}"
 
 base_headers="config tensor weights numerics error checked_math mapped_file memory_budget model uninitialized_array version"
 runtime_headers="backend chat_session f32_weights generate kv_cache logprobs perplexity prompt_fit registry sampler stop_strings"
@@ -47,7 +49,7 @@ while IFS= read -r file; do
   from="$(layer_of "$file")"
   [ -n "$from" ] || continue
   if [ "$from" = "?" ]; then
-    echo "$file: a public header of no layer: add it to base_headers or runtime_headers in $0"
+    echo "$file: a public header of no layer: add it to base_headers or runtime_headers in $self"
     failed=1
     continue
   fi
@@ -58,7 +60,7 @@ while IFS= read -r file; do
     to="$(layer_of "$target")"
     [ -n "$to" ] || continue
     if [ "$to" = "?" ]; then
-      echo "$file: includes \"$inc\", a public header of no layer (add it in $0)"
+      echo "$file: includes \"$inc\", a public header of no layer (add it in $self)"
       failed=1
     elif [ "$to" -gt "$from" ]; then
       echo "$file (${names[$from]}) includes \"$inc\" (${names[$to]}): an include going up"
