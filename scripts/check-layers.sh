@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fails on an include that points up the core's layers, or on x86 intrinsics
-# outside the kernels' x86 folders (docs/architecture.md, common/kernels/README.md).
+# Fails on an include that points up the core's layers, on x86 intrinsics outside
+# the kernels' x86 folders, or on a kernel outside dispatch/ reading the environment
+# or the CPU's identity (docs/architecture.md, common/kernels/README.md).
 #
 # The core's layers, bottom up; a file may include its own layer and those below:
 #   0 base      config, tensors, weights, numerics, errors, checked math, mapped files,
@@ -79,8 +80,19 @@ done < <(git ls-files 'common/*' 'backends/*' 'apps/*' 'examples/*' |
          grep -E '\.(cpp|hpp|h)$' | xargs grep -nE "$intrinsics" /dev/null |
          cut -d: -f1,2 | awk -F: '!seen[$1]++ {print}' || true)
 
+# Inside the kernels only dispatch/ reads the environment or asks the CPU what it is;
+# every other kernel follows its choices (simd_level(), the kernel set, the half path).
+while IFS= read -r hit; do
+  echo "$hit: reads the environment or the CPU outside common/kernels/dispatch/"
+  failed=1
+done < <(git ls-files 'common/kernels/*' 'common/include/llama/kernels/*' |
+         grep -vE '^common/(kernels|include/llama/kernels)/dispatch/' |
+         grep -E '\.(cpp|hpp|h)$' |
+         xargs grep -nE 'getenv|__get_cpuid|__cpuid|_xgetbv|__builtin_cpu_(supports|init)|<cpuid\.h>' /dev/null |
+         grep -vE ':[0-9]+:[[:space:]]*//' | cut -d: -f1,2 || true)
+
 if [ "$failed" -ne 0 ]; then
   echo "check-layers: failed" >&2
   exit 1
 fi
-echo "check-layers: every include points down; intrinsics only in kernels/x86"
+echo "check-layers: every include points down; intrinsics only in kernels/x86; CPU and environment read only in kernels/dispatch"

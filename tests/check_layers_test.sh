@@ -55,3 +55,9 @@ make_tree
 printf 'void g() { auto v = _mm256_setzero_ps(); }\n' >> common/runtime/sampler.cpp
 commit
 expect_fail "intrinsics in the runtime" 'common/runtime/sampler.cpp:3: x86 intrinsics outside'
+
+make_tree
+printf 'const char* e = getenv("LLAMA_X");\n' >> common/kernels/steps/run_c.cpp
+commit
+expect_fail "a kernel reading the environment outside dispatch/" \
+  'common/kernels/steps/run_c.cpp:2: reads the environment or the CPU outside'
