@@ -41,6 +41,19 @@ std::string sparse_checkpoint(const std::string& name, const std::vector<int32_t
 // (rope tables included) is 16 GB, the KV cache 32 TB.
 const std::vector<int32_t> kAbsurdSeqLen = {2, 1, 1000, 1, 1, 512, 2000000000};
 
+// Runs the dtypes it is given and nothing else: only admit() asks anything of it.
+class AdmitOnly final : public llama::InferenceBackend {
+ public:
+  explicit AdmitOnly(llama::DTypeSet dtypes) : dtypes_(dtypes) {}
+  std::string name() const override { return "admit-only"; }
+  llama::DTypeSet supported_dtypes() const override { return dtypes_; }
+  void prepare(const llama::Model&) override {}
+  std::span<const float> forward(int32_t, int64_t) override { return {}; }
+
+ private:
+  llama::DTypeSet dtypes_;
+};
+
 }  // namespace
 
 TEST_CASE("the run-state estimate is run.c's RunState", "[robustness][memory]") {
@@ -90,6 +103,30 @@ TEST_CASE("every backend refuses an absurd KV cache in prepare before allocating
     CHECK_THROWS_WITH(backend->prepare(ck.model()),
                       StartsWith(p) && Contains("seq_len 2000000000") && Contains("needs") &&
                           Contains("available") && Contains("refused before allocating"));
+  }
+}
+
+TEST_CASE("admit refuses a dtype before the memory, then gives the KV cache's dtype",
+          "[robustness][memory]") {
+  using llama::DType;
+  using llama::KvCacheOption;
+  const std::string p = sparse_checkpoint("admit-absurd.bin", kAbsurdSeqLen);
+  const Checkpoint absurd = Checkpoint::open(p);
+  // Both refusals apply: the dtype's is the one given.
+  CHECK_THROWS_WITH(
+      llama::admit(absurd.model(), AdmitOnly({DType::q8_0}), KvCacheOption::model_default),
+      StartsWith("admit-only: tensor ") &&
+          Contains(" is f32, which admit-only does not run (it runs q8_0)"));
+  CHECK_THROWS_WITH(
+      llama::admit(absurd.model(), AdmitOnly({DType::f32}), KvCacheOption::model_default),
+      StartsWith(p) && Contains("seq_len 2000000000") && Contains("refused before allocating"));
+
+  const Checkpoint ck = Checkpoint::open(model_path("rand-gqa.bin"));
+  for (const llama::KvDType kv : {llama::KvDType::f32, llama::KvDType::f16}) {
+    const auto option = kv == llama::KvDType::f16 ? KvCacheOption::f16 : KvCacheOption::f32;
+    const llama::Admission a = llama::admit(ck.model(), AdmitOnly({DType::f32}), option);
+    CHECK(a.kv.dtype == kv);
+    CHECK(a.run_state_bytes == llama::run_state_bytes(ck.config(), kv));
   }
 }
 

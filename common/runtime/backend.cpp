@@ -1,9 +1,11 @@
-// The default forward_batch and the argument checks every backend shares.
+// The default forward_batch and the checks every backend shares.
 #include "llama/backend.hpp"
 
 #include <algorithm>
 
 #include "llama/error.hpp"
+#include "llama/memory_budget.hpp"
+#include "llama/weights.hpp"
 
 namespace llama {
 
@@ -29,6 +31,15 @@ void check_token_position(const Config& config, int32_t token, int64_t pos) {
     throw Error("position " + std::to_string(pos) + " outside [0, seq_len " +
                 std::to_string(config.seq_len) + ")");
   }
+}
+
+Admission admit(const Model& model, const InferenceBackend& backend, KvCacheOption kv_cache) {
+  require_dtypes(model.weights, backend.name(), backend.supported_dtypes());
+  Admission a;
+  a.kv = resolve_kv_cache(kv_cache, model);
+  require_run_state_memory(model, a.kv.dtype);
+  a.run_state_bytes = run_state_bytes(model.config, a.kv.dtype);
+  return a;
 }
 
 }  // namespace llama

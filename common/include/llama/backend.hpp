@@ -75,4 +75,21 @@ class InferenceBackend {
 // Throws Error unless `token` is in the vocabulary and `pos` in [0, seq_len).
 void check_token_position(const Config& config, int32_t token, int64_t pos);
 
+// What a backend's prepare learns from admitting a model.
+struct Admission {
+  KvChoice kv;                  // the KV cache's dtype (and why, for describe())
+  int64_t run_state_bytes = 0;  // run_state_bytes(model.config, kv.dtype), memory_budget.hpp
+};
+
+// The checks every backend's prepare starts with, before it allocates anything,
+// so every backend refuses a model with the same line: the weights' dtypes
+// against backend.supported_dtypes() (require_dtypes, weights.hpp), then the KV
+// cache's dtype from `kv_cache` (resolve_kv_cache, kv_cache.hpp), then the run
+// state in that dtype against the memory available (require_run_state_memory,
+// memory_budget.hpp). Throws their Error; a model with a dtype the backend does
+// not run is refused as such even when its run state would not fit either. A
+// backend that needs memory beyond the run state (weight copies, scratch) checks
+// run_state_bytes plus its own with require_memory afterwards.
+Admission admit(const Model& model, const InferenceBackend& backend, KvCacheOption kv_cache);
+
 }  // namespace llama
