@@ -10,8 +10,8 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/run_c.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
@@ -58,14 +58,13 @@ BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
 
 void BlasBackend::prepare(const Model& model) {
   prepared_ = false;
-  require_dtypes(model.weights, name(), supported_dtypes());
-  kv_ = resolve_kv_cache(kv_option_, model);
-  require_run_state_memory(model, kv_.dtype);  // refuse before allocating
+  const Admission admission = admit(model, *this, kv_option_);  // refuse before allocating
+  kv_ = admission.kv;
   const Config& c = model.config;
   const ModelWeights& w = model.weights;
   const int64_t copies = F32Weights::norm_copy_bytes(w);
   if (copies > 0) {
-    require_memory(checked_add(run_state_bytes(c, kv_.dtype), copies, "blas"),
+    require_memory(checked_add(admission.run_state_bytes, copies, "blas"),
                    "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }

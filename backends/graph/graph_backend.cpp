@@ -14,11 +14,11 @@
 #include "layer_graphs.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
-#include "llama/kernels/steps/rope.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"
 #include "page_release.hpp"
@@ -117,9 +117,8 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = {};
   copies_ = {};
   norms_.clear();
-  require_dtypes(model.weights, name(), supported_dtypes());
-  kv_ = resolve_kv_cache(kv_option_, model);
-  require_run_state_memory(model, kv_.dtype);  // refuses an absurd KV cache before allocating
+  const Admission admission = admit(model, *this, kv_option_);  // refuses before allocating
+  kv_ = admission.kv;
   config_ = model.config;
   const Config& c = config_;
   const ModelWeights& w = model.weights;
@@ -133,7 +132,7 @@ void GraphBackend::prepare(const Model& model) {
   const int64_t scores_bytes =
       checked_mul(checked_mul(checked_mul(kBatchTokens, c.n_heads, "scores"), c.seq_len, "scores"),
                   int64_t{sizeof(float)}, "scores");
-  require_memory(checked_add(run_state_bytes(c, kv_.dtype),
+  require_memory(checked_add(admission.run_state_bytes,
                              checked_add(copy_bytes, scores_bytes, "graph"), "graph"),
                  "the run state, weight copies and batch scores", available_memory(), model.source);
   embedding_ = w.token_embedding;

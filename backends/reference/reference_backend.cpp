@@ -7,9 +7,9 @@
 
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 #include "llama/memory_budget.hpp"
@@ -43,14 +43,13 @@ ReferenceBackend::Matrix ReferenceBackend::matrix(const Tensor& t) {
 
 void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
-  require_dtypes(model.weights, name(), supported_dtypes());
-  const Config& c = model.config;
-  kv_ = resolve_kv_cache(kv_option_, model);
   // Refuse before allocating: the run state, then with the widened bf16/f16 norms.
-  require_run_state_memory(model, kv_.dtype);
+  const Admission admission = admit(model, *this, kv_option_);
+  kv_ = admission.kv;
+  const Config& c = model.config;
   const int64_t copies = F32Weights::norm_copy_bytes(model.weights);
   if (copies > 0) {
-    require_memory(checked_add(run_state_bytes(c, kv_.dtype), copies, "reference"),
+    require_memory(checked_add(admission.run_state_bytes, copies, "reference"),
                    "the run state and f32 copies of the bf16/f16 norms", available_memory(),
                    model.source);
   }
