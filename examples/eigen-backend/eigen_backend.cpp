@@ -12,7 +12,6 @@
 #include "llama/error.hpp"
 #include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/run_c.hpp"
-#include "llama/memory_budget.hpp"
 
 namespace eigen_backend {
 namespace {
@@ -44,11 +43,9 @@ EigenBackend::EigenBackend(const llama::BackendOptions& options)
 
 void EigenBackend::prepare(const llama::Model& model) {
   // Refusals first, so a refused model leaves the backend as it was.
-  llama::require_dtypes(model.weights, name(), supported_dtypes());
-  const llama::KvChoice kv = llama::resolve_kv_cache(kv_option_, model);
-  llama::require_run_state_memory(model, kv.dtype);
+  const llama::Admission admission = llama::admit(model, *this, kv_option_);
   prepared_ = false;
-  kv_ = kv;
+  kv_ = admission.kv;
   config_ = model.config;
   const llama::Config& c = config_;
   rope_ = llama::RopeTable(c);
