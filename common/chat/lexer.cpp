@@ -6,6 +6,7 @@
 
 #include "llama/chat/template.hpp"
 #include "text.hpp"
+#include "tokenizers/bpe/utf8.hpp"
 
 namespace llama::chat {
 namespace {
@@ -26,24 +27,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 class Lexer {
@@ -280,7 +263,7 @@ class Lexer {
           if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
             fail(start, "escape outside Unicode in a string literal");
           }
-          append_utf8(value, cp);
+          bpe::append_code_point(value, cp);
           i += digits;
           break;
         }

@@ -1,6 +1,8 @@
-// UTF-8 helpers for the BPE pipeline: code point lengths, validation and an
-// incremental lossy decoder (invalid bytes -> U+FFFD per maximal invalid
-// subpart, as Rust's String::from_utf8_lossy and WHATWG's TextDecoder).
+// UTF-8 helpers for the BPE pipeline: code point lengths, validation,
+// encoding and an incremental lossy decoder (invalid bytes -> U+FFFD per
+// maximal invalid subpart, as Rust's String::from_utf8_lossy and WHATWG's
+// TextDecoder). The Jinja engine (chat/, the same layer) uses the encoder too
+// rather than keep its own.
 #pragma once
 
 #include <cstddef>
