@@ -2,51 +2,21 @@
 #include "text.hpp"
 
 #include "llama/error.hpp"
+#include "tokenizers/bpe/utf8.hpp"
 
 namespace llama::chat::text {
 namespace {
 
-// Length of the valid UTF-8 sequence starting at s[at], or 0.
+// Length of the valid UTF-8 sequence starting at s[at], or 0; ASCII without
+// a call, as most template text is.
 size_t utf8_length(std::string_view s, size_t at) {
-  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char c = b(at);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (at + n > s.size()) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((b(at + i) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(at + i) & 0x3F);
-  }
-  const uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
+  return static_cast<unsigned char>(s[at]) < 0x80 ? 1 : bpe::valid_char_length(s, at);
 }
 
 bool is_space_code_point(uint32_t cp) {
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
          (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
          cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
-}
-
-uint32_t decode(std::string_view s, size_t at, size_t n) {
-  const auto c = static_cast<unsigned char>(s[at]);
-  if (n == 1) return c;
-  uint32_t cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
-  for (size_t i = 1; i < n; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[at + i]) & 0x3F);
-  return cp;
 }
 
 bool is_word_char(char c) {
@@ -74,7 +44,7 @@ size_t whitespace_at(std::string_view s, size_t at) {
   if (at >= s.size()) return 0;
   const size_t n = utf8_length(s, at);
   if (n == 0) return 0;
-  return is_space_code_point(decode(s, at, n)) ? n : 0;
+  return is_space_code_point(bpe::decode_char(s, at, n)) ? n : 0;
 }
 
 size_t whitespace_before(std::string_view s, size_t end) {

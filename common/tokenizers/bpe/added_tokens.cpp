@@ -11,14 +11,11 @@ namespace {
 // The code point at s[i] (valid UTF-8 assumed; a bad byte counts as itself).
 uint32_t code_point_at(std::string_view s, size_t i, size_t& len) {
   len = valid_char_length(s, i);
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (len <= 1) {
+  if (len == 0) {
     len = 1;
-    return c;
+    return static_cast<unsigned char>(s[i]);
   }
-  uint32_t cp = c & (0x7F >> len);
-  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  return cp;
+  return decode_char(s, i, len);
 }
 
 // Rust's char::is_whitespace (Unicode White_Space).

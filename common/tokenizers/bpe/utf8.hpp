@@ -1,8 +1,8 @@
 // UTF-8 helpers for the BPE pipeline: code point lengths, validation,
-// encoding and an incremental lossy decoder (invalid bytes -> U+FFFD per
-// maximal invalid subpart, as Rust's String::from_utf8_lossy and WHATWG's
-// TextDecoder). The Jinja engine (chat/, the same layer) uses the encoder too
-// rather than keep its own.
+// decoding and encoding, and an incremental lossy decoder (invalid bytes ->
+// U+FFFD per maximal invalid subpart, as Rust's String::from_utf8_lossy and
+// WHATWG's TextDecoder). The Jinja engine (chat/, the same layer) uses the
+// validator, the decoder and the encoder too rather than keep its own.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +28,16 @@ size_t invalid_prefix_length(std::string_view s, size_t i);
 bool incomplete_char(std::string_view s, size_t i);
 
 bool is_valid_utf8(std::string_view s);
+
+// The code point of the n-byte character at s[i], n its valid_char_length
+// (not 0). Inline: callers decode inside their scanning loops.
+inline uint32_t decode_char(std::string_view s, size_t i, size_t n) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (n == 1) return c;
+  uint32_t cp = c & (0x7Fu >> n);  // the lead's payload bits
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+  return cp;
+}
 
 // Appends the UTF-8 encoding of code point `cp` (< 0x110000, no surrogates).
 void append_code_point(std::string& out, uint32_t cp);
