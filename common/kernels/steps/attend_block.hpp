@@ -1,12 +1,15 @@
 // Private to common/kernels: a prompt's attention for a block of up to
 // q8::kAttendQueries queries of one head in the lanes of a register. runq.c's
-// (q8_attention_block.cpp) and run.c's (math.cpp) block kernels share the
-// query transpose, the blocked score loop and the block softmax and value
-// sums; they differ only in how a score is summed (the ScoreBlock they pass).
+// (runq_c_attention_block.cpp) and run.c's (run_c.cpp) attention share the
+// loop over blocks, the query transpose, the blocked score loop and the block
+// softmax and value sums; they differ only in how a score is summed (the
+// ScoreBlock they pass) and in what heads of other sizes take.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
@@ -20,7 +23,7 @@ namespace llama::detail {
 // division) and value sum (FMAs into each output element from zero in key
 // order), so the same bits as a query alone. hs must be a multiple of 16.
 // Lane l < m's output goes to out + l * out_ld. Overwrites st.
-// Defined in q8_attention_block.cpp.
+// Defined in runq_c_attention_block.cpp.
 void softmax_mix_block_at_level(SimdLevel level, float* st, int64_t n_keys, const int64_t* n_pos,
                                 const float* values, int64_t stride, int64_t hs, int64_t m,
                                 float* out, int64_t out_ld);
@@ -79,6 +82,39 @@ LLAMA_ALWAYS_INLINE void block_key_counts(int64_t first, int64_t m,
                                           int64_t (&n_pos)[q8::kAttendQueries]) {
   for (int64_t lane = 0; lane < q8::kAttendQueries; ++lane)
     n_pos[lane] = first + std::min(lane, m - 1) + 1;
+}
+
+// Head elements per pass of softmax_mix_block's value sums: as many
+// accumulators as fit beside the probabilities in 32 registers. The block
+// softmax and value sums take heads of a multiple of it.
+inline constexpr int64_t kMixWidth = 16;
+
+// attend_queries (llama/kernels/steps/runq_c.hpp) by blocks of
+// q8::kAttendQueries queries: query i (row q + i * q_ld) at position
+// first_pos + i sees keys [0, first_pos + i + 1) and writes out + i * out_ld.
+// Attention holds one arithmetic's always-inline kernels, scale being sqrt(hs):
+//   score_block(scale, q, q_ld, m, hs, keys, stride, n_keys, qt, st): the
+//     block's scores divided by scale, as score_query_block;
+//   mix_block(st, n_keys, n_pos, values, stride, hs, m, out, out_ld): the
+//     block's softmax and value sums, as softmax_mix_block_at_level; scratch
+//     has n_keys more floats past st, free.
+template <class Attention>
+LLAMA_ALWAYS_INLINE void attend_query_blocks(const Attention& attention, const float* q,
+                                             int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
+                                             const float* keys, const float* values, int64_t stride,
+                                             std::span<float> scratch, float* out, int64_t out_ld) {
+  constexpr int64_t L = q8::kAttendQueries;
+  const float scale = std::sqrt(static_cast<float>(hs));
+  for (int64_t i0 = 0; i0 < n; i0 += L) {
+    const int64_t m = std::min(L, n - i0);
+    const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
+    float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
+    float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
+    attention.score_block(scale, q + i0 * q_ld, q_ld, m, hs, keys, stride, n_keys, qt, st);
+    int64_t n_pos[L];
+    block_key_counts(first_pos + i0, m, n_pos);
+    attention.mix_block(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld, out_ld);
+  }
 }
 
 }  // namespace llama::detail

@@ -14,14 +14,14 @@
 
 #include "kernels/steps/attend_block.hpp"
 #include "kernels/steps/attend_head_entries.hpp"
+#include "kernels/steps/vector_bodies.hpp"
+#include "kernels/x86/expf_lanes.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
-#include "llama/kernels/steps/runq_c.hpp"
 #include "llama/kernels/steps/rope.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
 #include "llama/kernels/steps/softmax_argmax.hpp"
-#include "kernels/x86/expf_lanes.hpp"
-#include "kernels/steps/vector_bodies.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
 namespace {
@@ -113,41 +113,45 @@ struct DoubleScore {
   }
 };
 
-// A prompt's attention for one head, q8::kAttendQueries queries at a time in
-// the lanes (scores, softmax, value sums); heads that are not a multiple of
-// 16 take attend_body per query.
+// run.c's kernels for attend_query_blocks: DoubleScore's block scores (the
+// AVX-512 body where it takes the head) and the block softmax and value sums
+// at Level.
+template <SimdLevel Level>
+struct DoubleAttention {
+  LLAMA_ALWAYS_INLINE void score_block(float scale, const float* q, int64_t q_ld, int64_t m,
+                                       int64_t hs, const float* keys, int64_t stride,
+                                       int64_t n_keys, float* qt, float* st) const {
+    if (Level == SimdLevel::avx512 && hs <= detail::kMaxBlockHead) {
+      detail::score_query_block_double_avx512(scale, q, q_ld, m, hs, keys, stride, n_keys, st);
+    } else {
+      detail::score_query_block(DoubleScore{scale}, q, q_ld, m, hs, keys, stride, n_keys, qt, st);
+    }
+  }
+  LLAMA_ALWAYS_INLINE void mix_block(float* st, int64_t n_keys, const int64_t* n_pos,
+                                     const float* values, int64_t stride, int64_t hs, int64_t m,
+                                     float* out, int64_t out_ld) const {
+    detail::softmax_mix_block_at_level(Level, st, n_keys, n_pos, values, stride, hs, m, out,
+                                       out_ld);
+  }
+};
+
+// A prompt's attention for one head: blocks of q8::kAttendQueries queries in
+// the lanes; heads that are not a multiple of kMixWidth take attend_body per
+// query.
 template <bool Fma, SimdLevel Level>
 LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
                                              int64_t first_pos, int64_t hs, const float* keys,
                                              const float* values, int64_t stride,
                                              std::span<float> scratch, float* out, int64_t out_ld) {
-  constexpr int64_t L = q8::kAttendQueries;
-  const float scale = std::sqrt(static_cast<float>(hs));
-  for (int64_t i0 = 0; i0 < n; i0 += L) {
-    const int64_t m = std::min(L, n - i0);
-    if (hs % 16 != 0) {
-      for (int64_t lane = 0; lane < m; ++lane) {
-        const int64_t n_pos = first_pos + i0 + lane + 1;
-        attend_body<Fma>({q + (i0 + lane) * q_ld, static_cast<size_t>(hs)}, keys, values, stride,
-                         n_pos, scratch.first(static_cast<size_t>(n_pos)),
-                         {out + (i0 + lane) * out_ld, static_cast<size_t>(hs)});
-      }
-      continue;
-    }
-    const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
-    float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
-    float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
-    if (Level == SimdLevel::avx512 && hs <= detail::kMaxBlockHead) {
-      detail::score_query_block_double_avx512(scale, q + i0 * q_ld, q_ld, m, hs, keys, stride,
-                                              n_keys, st);
-    } else {
-      detail::score_query_block(DoubleScore{scale}, q + i0 * q_ld, q_ld, m, hs, keys, stride,
-                                n_keys, qt, st);
-    }
-    int64_t n_pos[L];
-    detail::block_key_counts(first_pos + i0, m, n_pos);
-    detail::softmax_mix_block_at_level(Level, st, n_keys, n_pos, values, stride, hs, m,
-                                       out + i0 * out_ld, out_ld);
+  if (hs % detail::kMixWidth == 0) {
+    detail::attend_query_blocks(DoubleAttention<Level>{}, q, q_ld, n, first_pos, hs, keys, values,
+                                stride, scratch, out, out_ld);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i, q += q_ld, out += out_ld) {
+    const int64_t n_pos = first_pos + i + 1;
+    attend_body<Fma>({q, static_cast<size_t>(hs)}, keys, values, stride, n_pos,
+                     scratch.first(static_cast<size_t>(n_pos)), {out, static_cast<size_t>(hs)});
   }
 }
 

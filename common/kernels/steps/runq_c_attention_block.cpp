@@ -1,16 +1,16 @@
 // runq.c's attention for a block of queries of one head (a prompt): the
 // block's queries in the lanes of a register against each key, then
 // softmax and the value sums in the lanes too, each lane the same operations
-// in the same order as attend_head (q8_attention.cpp), so the same bits.
+// in the same order as attend_head (runq_c_attention.cpp), so the same bits.
 // Bodies are compiled per SimdLevel.
 #include <algorithm>
 #include <cmath>
 
 #include "kernels/steps/attend_block.hpp"
+#include "kernels/steps/runq_c_softmax.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
-#include "kernels/steps/runq_c_softmax.hpp"
 
 namespace llama::q8 {
 namespace {
@@ -43,9 +43,7 @@ struct FloatScore {
   }
 };
 
-// Head elements per pass of mix_block: as many accumulators as fit beside
-// the probabilities in 32 registers.
-constexpr int64_t kMixWidth = 16;
+using llama::detail::kMixWidth;
 
 // softmax_mix for a whole block, the queries in lanes: st holds the scores
 // (f32 [n_keys, L]); lane l's query uses keys [0, n_pos[l]). Per lane the same
@@ -118,56 +116,54 @@ LLAMA_ALWAYS_INLINE void softmax_mix_block(float* st, int64_t n_keys, const int6
   }
 }
 
+// runq.c's kernels for attend_query_blocks: FloatScore's block scores, then
+// the block softmax and value sums, or for a head that is not a multiple of
+// kMixWidth softmax_mix for each query alone over its column of the scores.
 template <bool Fma, bool Wide>
-LLAMA_ALWAYS_INLINE void attend_queries_body(const float* q, int64_t q_ld, int64_t n,
-                                             int64_t first_pos, int64_t hs, const float* keys,
-                                             const float* values, int64_t stride,
-                                             std::span<float> scratch, float* out, int64_t out_ld) {
-  constexpr int64_t L = kAttendQueries;
-  const float root = std::sqrt(static_cast<float>(hs));
-  for (int64_t i0 = 0; i0 < n; i0 += L) {
-    const int64_t m = std::min(L, n - i0);
-    const int64_t n_keys = first_pos + i0 + m;  // the block's last query sees them all
-    float* qt = scratch.data();                 // f32 [hs, L]: the block's queries
-    float* st = qt + hs * L;                    // f32 [n_keys, L]: their scores
-    float* p = st + n_keys * L;                 // f32 [n_keys]: one query's scores
-    llama::detail::score_query_block(FloatScore{root}, q + i0 * q_ld, q_ld, m, hs, keys, stride,
-                                     n_keys, qt, st);
-    if (hs % kMixWidth == 0) {
-      int64_t n_pos[L];
-      llama::detail::block_key_counts(first_pos + i0, m, n_pos);
-      softmax_mix_block<Fma, Wide>(st, n_keys, n_pos, values, stride, hs, m, out + i0 * out_ld,
-                                   out_ld);
-      continue;
-    }
-    for (int64_t lane = 0; lane < m; ++lane) {
-      const int64_t n_pos = first_pos + i0 + lane + 1;
-      for (int64_t u = 0; u < n_pos; ++u) p[u] = st[u * L + lane];
-      softmax_mix<Fma, Wide>(p, n_pos, values, stride, out + (i0 + lane) * out_ld, hs);
-    }
+struct FloatAttention {
+  LLAMA_ALWAYS_INLINE void score_block(float root, const float* q, int64_t q_ld, int64_t m,
+                                       int64_t hs, const float* keys, int64_t stride,
+                                       int64_t n_keys, float* qt, float* st) const {
+    llama::detail::score_query_block(FloatScore{root}, q, q_ld, m, hs, keys, stride, n_keys, qt,
+                                     st);
   }
-}
+  LLAMA_ALWAYS_INLINE void mix_block(float* st, int64_t n_keys, const int64_t* n_pos,
+                                     const float* values, int64_t stride, int64_t hs, int64_t m,
+                                     float* out, int64_t out_ld) const {
+    if (hs % kMixWidth != 0) {
+      constexpr int64_t L = kAttendQueries;
+      float* p = st + n_keys * L;  // f32 [n_keys]: one query's scores
+      for (int64_t lane = 0; lane < m; ++lane, out += out_ld) {
+        const int64_t k = n_pos[lane];
+        for (int64_t u = 0; u < k; ++u) p[u] = st[u * L + lane];
+        softmax_mix<Fma, Wide>(p, k, values, stride, out, hs);
+      }
+      return;
+    }
+    softmax_mix_block<Fma, Wide>(st, n_keys, n_pos, values, stride, hs, m, out, out_ld);
+  }
+};
 
 LLAMA_TARGET_AVX512 void attend_queries_avx512(const float* q, int64_t q_ld, int64_t n,
                                                int64_t first_pos, int64_t hs, const float* keys,
                                                const float* values, int64_t stride,
                                                std::span<float> scratch, float* out,
                                                int64_t out_ld) {
-  attend_queries_body<true, true>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
-                                  out_ld);
+  llama::detail::attend_query_blocks(FloatAttention<true, true>{}, q, q_ld, n, first_pos, hs, keys,
+                                     values, stride, scratch, out, out_ld);
 }
 LLAMA_TARGET_AVX2 void attend_queries_avx2(const float* q, int64_t q_ld, int64_t n,
                                            int64_t first_pos, int64_t hs, const float* keys,
                                            const float* values, int64_t stride,
                                            std::span<float> scratch, float* out, int64_t out_ld) {
-  attend_queries_body<true, false>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
-                                   out_ld);
+  llama::detail::attend_query_blocks(FloatAttention<true, false>{}, q, q_ld, n, first_pos, hs, keys,
+                                     values, stride, scratch, out, out_ld);
 }
 void attend_queries_portable(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t hs,
                              const float* keys, const float* values, int64_t stride,
                              std::span<float> scratch, float* out, int64_t out_ld) {
-  attend_queries_body<false, false>(q, q_ld, n, first_pos, hs, keys, values, stride, scratch, out,
-                                    out_ld);
+  llama::detail::attend_query_blocks(FloatAttention<false, false>{}, q, q_ld, n, first_pos, hs,
+                                     keys, values, stride, scratch, out, out_ld);
 }
 
 // The block softmax and value sums for run.c's attention (attend_block.hpp).
