@@ -180,7 +180,7 @@ void BpeModel::initial_symbols(std::string_view word, size_t offset,
     if (n == 1 && c0 < 0x80) {
       id = char_ids_[c0];
     } else if (n == 2 && valid_char_length(word, i) == 2) {
-      id = char_ids_[((c0 & 0x1Fu) << 6) | (static_cast<unsigned char>(word[i + 1]) & 0x3Fu)];
+      id = char_ids_[decode_char(word, i, 2)];
     } else {
       id = index_.find(ch);
     }
