@@ -22,9 +22,9 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 # oneDNN (Debian's libdnnl-dev) for bf16 prefill products under fast numerics
-# (kernels/half_products_onednn.cpp): its bf16 matmul measured about 2x our
+# (kernels/products/half_products_onednn.cpp): its bf16 matmul measured about 2x our
 # hand-written vdpbf16ps kernel on this project's Zen 5 machine. CPUs with
-# AMX-BF16 run our own tile kernel instead (kernels/half_products_amx.cpp,
+# AMX-BF16 run our own tile kernel instead (kernels/x86/half_products_amx.cpp,
 # 1.2-1.6x oneDNN 2.6's AMX matmul). Its config needs OpenCL's
 # headers (Debian's build has a GPU runtime; ocl-icd-opencl-dev). Debian builds
 # it on GNU OpenMP: its own runtime, libgomp.so.1 (a dependency of libdnnl2), is

@@ -1,6 +1,6 @@
 // The tests' own reading of cpuid, XCR0, the kernel's xfeature masks and
 // /proc/cpuinfo (cpu_witness.hpp). Written from the vendors' tables, not from
-// cpu_features.cpp, so that a wrong leaf, register or bit there is caught.
+// dispatch/cpu_features.cpp, so that a wrong leaf, register or bit there is caught.
 #include "cpu_witness.hpp"
 
 #include <fstream>

@@ -1,5 +1,5 @@
 // The tests' own witnesses of what this CPU and kernel allow, read without the
-// library's detection (cpu_features.cpp), so each can check it:
+// library's detection (dispatch/cpu_features.cpp), so each can check it:
 // - cpuid, executed here and decoded from the vendors' tables (Intel SDM vol. 2A
 //   "CPUID", AMD APM vol. 3 appendix E), one bit per extension;
 // - XCR0 by xgetbv, and the kernel's own xfeature masks by arch_prctl

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/dispatch/step_table.hpp"
+#include "llama/kernels/steps/run_c.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -98,8 +98,8 @@ bool same_bits(float a, float b) {
 TEST_CASE("run.c attention: attend_queries is its plain loops bit for bit",
           "[kernels][attention]") {
   // Heads that are a multiple of 16 run in blocks of 16 queries (AVX-512:
-  // attend_block_avx512.cpp; else the loops of math.cpp and
-  // q8_attention_block.cpp). Inputs with signed zeros, subnormals, huge
+  // attend_block_avx512.cpp; else the loops of steps/run_c.cpp and
+  // steps/runq_c_attention_block.cpp). Inputs with signed zeros, subnormals, huge
   // values and infinities check that a key a query does not see is skipped,
   // not multiplied by zero.
   std::mt19937 rng(29);

@@ -1,4 +1,4 @@
-// The bf16 unit probe and the fast policy's choice it feeds (bf16_unit.hpp):
+// The bf16 unit probe and the fast policy's choice it feeds (dispatch/bf16_unit.hpp):
 // the choice for every override and measured ratio, the probe's number on
 // this CPU, half_batch_path and --explain under LLAMA_BF16_UNIT=on and off,
 // and the --version line.

@@ -1,4 +1,4 @@
-// The core's batch GEMM (kernels/gemm_f32.hpp): f32 weights against plain
+// The core's batch GEMM (kernels/products/gemm_f32.hpp): f32 weights against plain
 // loops, its independence of the row split and token count, and bf16/f16
 // weights (every backend's exact prefill of bf16/f16 models): on every
 // SimdLevel this CPU runs, the same bits as the f32 GEMM on the exactly upcast
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "llama/kernels/dispatch/cpu_features.hpp"
-#include "llama/kernels/products/gemm_f32.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 #include "test_support.hpp"
 
 using namespace llama;

@@ -33,7 +33,7 @@ std::vector<std::string> backend_names() {
 // types (whose activations llama.cpp quantizes to Q8 blocks where we keep
 // f32). They hold with llama.cpp's arithmetic where it is a definition: the
 // f16 KV cache with ggml's rounding points and sums (kernels/
-// attention_f16.hpp) and ggml's rotary angles (RopeAngles::ggml). Worst
+// steps/f16_cache_attention.hpp) and ggml's rotary angles (RopeAngles::ggml). Worst
 // measured, every backend: F32 4.0e-5, F16 1.5e-5, Q8_0 1.6e-7, Q4_0 5.6e-3,
 // Q4_K_M 4.8e-3, Q6_K 4.5e-3 (docs/formats.md).
 double tolerance(const std::string& file) {

@@ -1,13 +1,13 @@
-// GGUF's block dtypes in the core's product table (kernels/products.hpp) that
+// GGUF's block dtypes in the core's product table (kernels/dispatch/product_table.hpp) that
 // every backend composes: their input formats, matvec_rows against the
-// exactly dequantized weights, and products.hpp's contract that matmat_rows
+// exactly dequantized weights, and dispatch/product_table.hpp's contract that matmat_rows
 // equals matvec_rows bit for bit, on the shared files' own tensors.
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "llama/formats/gguf_model.hpp"
-#include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -50,7 +50,7 @@ TEST_CASE("gguf product table: every block dtype has kernels", "[gguf][kernels]"
   for (DType t : {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k}) {
     CHECK(d.contains(t));
   }
-  // bf16 and f16 too: read in place (kernels/half_products.hpp, test_half_products.cpp).
+  // bf16 and f16 too: read in place (kernels/products/half_products.hpp, test_half_products.cpp).
   CHECK(d.contains(DType::f16));
   CHECK(d.contains(DType::bf16));
 }

@@ -1,4 +1,4 @@
-// The fast paths' batch input rounded once (kernels/half_products.hpp
+// The fast paths' batch input rounded once (kernels/products/half_products.hpp
 // Bf16BatchView, graph's Op::round_bf16): a batch rounded by
 // round_batch_to_bf16 (over any split of its tokens), in the rows layout
 // (onednn-bf16) or the tile layout (amx-bf16), gives that path's results bit
@@ -15,9 +15,9 @@
 #include "graph/executor.hpp"
 #include "graph/typed_ops.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/products/half_products.hpp"
-#include "llama/kernels/dispatch/product_table.hpp"
 #include "llama/tensor.hpp"
 #include "test_support.hpp"
 

@@ -1,5 +1,5 @@
 // The f16 KV cache: the attention kernel at every SimdLevel the CPU runs
-// against a scalar transcription of ggml's arithmetic (attention_f16.hpp) and
+// against a scalar transcription of ggml's arithmetic (steps/f16_cache_attention.hpp) and
 // against the portable level, a prompt's block of queries against one query
 // at a time, f16 rounding against half.hpp, KvCache storage and sizes, the
 // memory budget's count, and the choice (format default, override, describe).
@@ -13,8 +13,8 @@
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
-#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kv_cache.hpp"
 #include "llama/memory_budget.hpp"
 #include "llama/registry.hpp"

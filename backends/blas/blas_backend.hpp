@@ -1,7 +1,7 @@
 // The BLAS backend: run.c's forward pass, f32 matrix products through
 // OpenBLAS's sgemv/sgemm reading the weights in place (bf16 and f16 widened to
 // f32 at prepare), products of other dtypes through the core's kernels
-// (kernels/products.hpp), rows split across a oneTBB arena; attention split
+// (kernels/dispatch/product_table.hpp), rows split across a oneTBB arena; attention split
 // across heads. One forward pass for every dtype: the per-matrix choice and
 // the step arithmetic (run.c's or runq.c's) are made at prepare.
 #pragma once
@@ -16,8 +16,8 @@
 #include "llama/backend.hpp"
 #include "llama/f32_weights.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
-#include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/dispatch/step_table.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 
@@ -81,7 +81,7 @@ class BlasBackend final : public InferenceBackend {
   float eps_ = 0;  // float(config_.norm_eps)
   StepKernels steps_{};
   KernelSet kernel_ = KernelSet::portable;  // for core products
-  F32Weights f32_;                        // norms as f32 (bf16/f16 ones widened)
+  F32Weights f32_;                          // norms as f32 (bf16/f16 ones widened)
   Tensor embedding_;
   std::vector<Layer> layers_;
   std::span<const float> final_norm_;  // f32 [dim]

@@ -12,9 +12,9 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
-#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/kernels/products/bf16_batch.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 #include "openblas_runtime.hpp"
@@ -37,7 +37,7 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   tbb::enumerable_thread_specific<std::vector<float>> scratch(
       [&] { return std::vector<float>(scratch_floats); });
   // One job per (head, block of queries): the block's queries share each key
-  // load (steps.hpp; attention_f16.hpp for an f16 cache).
+  // load (dispatch/step_table.hpp; steps/f16_cache_attention.hpp for an f16 cache).
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
   const int64_t blocks = (n + block - 1) / block;
   arena_->execute([&] {

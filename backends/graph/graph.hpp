@@ -2,7 +2,7 @@
 // position-independent work of a transformer layer. Activations are [tokens, width]
 // (one row per token; tokens is fixed per graph); weights are [rows, cols] matrices
 // or [n] vectors viewed in place, never copied: f32 ones, or typed tensors in
-// any dtype with core product kernels (kernels/products.hpp).
+// any dtype with core product kernels (kernels/dispatch/product_table.hpp).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ enum class Op {
   matvec_typed,  // y = x W^T for typed W, x f32 or quantized as W's dtype reads it
   // f32 x -> bf16 in the fast path's layout (rows for onednn-bf16, tiles for
   // amx-bf16): fast numerics' batch input for bf16 weights, rounded once for
-  // every product reading x (kernels/half_products.hpp Bf16BatchView).
+  // every product reading x (kernels/products/half_products.hpp Bf16BatchView).
   round_bf16,
 };
 

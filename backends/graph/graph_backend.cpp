@@ -200,7 +200,8 @@ void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const 
     return;
   }
   // A prompt: one task per (head, block of queries), the block's queries
-  // sharing each key load (steps.hpp, attention_f16.hpp); scratch per arena thread.
+  // sharing each key load (dispatch/step_table.hpp, steps/f16_cache_attention.hpp); scratch per
+  // arena thread.
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
   const int64_t blocks = (n + block - 1) / block;
   const auto per_thread = sz(prompt_scratch_);

@@ -39,7 +39,7 @@ struct Instruction {
   KernelSet q8_kernel = KernelSet::portable;
   Numerics numerics = Numerics::exact;  // matvec_typed with a batch
   // matvec_typed: a holds the batch rounded to bf16 in bf16_layout (a
-  // round_bf16 value, kernels/half_products.hpp Bf16BatchView) instead of
+  // round_bf16 value, kernels/products/half_products.hpp Bf16BatchView) instead of
   // f32; round_bf16: out holds that, a the f32 rows.
   bool bf16_input = false;
   Bf16Layout bf16_layout = Bf16Layout::rows;

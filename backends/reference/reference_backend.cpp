@@ -198,7 +198,7 @@ void ReferenceBackend::attention(int64_t l, int64_t pos) {
 }
 
 // ggml's f16-cache attention: the core's one definition
-// (kernels/attention_f16.hpp: q and p rounded to f16, f32 sums in a fixed
+// (kernels/steps/f16_cache_attention.hpp: q and p rounded to f16, f32 sums in a fixed
 // order) at its portable level, so the oracle and the SIMD backends agree to
 // the bit instead of flipping f16 roundings where their sums differ.
 void ReferenceBackend::attention_f16(int64_t l, int64_t pos) {

@@ -3,7 +3,7 @@
 // oracle of the conformance suite and the template for a new backend. Weights
 // in a float dtype run as f32 (bf16 and f16 widened exactly at prepare);
 // llama2.c's Q8_0 weights run runq.c's int8 products through the core's
-// portable kernel, with runq.c's f32 steps (kernels/steps.hpp).
+// portable kernel, with runq.c's f32 steps (kernels/dispatch/step_table.hpp).
 #pragma once
 
 #include <vector>
@@ -11,8 +11,8 @@
 #include "llama/backend.hpp"
 #include "llama/f32_weights.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
-#include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/dispatch/step_table.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
 
 namespace llama::reference {
@@ -47,7 +47,7 @@ class ReferenceBackend final : public InferenceBackend {
   void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w);
   void rope(std::span<float> v);
   void attention(int64_t layer, int64_t pos);
-  // attention() over an f16 cache: ggml's rounding points (kernels/attention_f16.hpp).
+  // attention() over an f16 cache: ggml's rounding points (kernels/steps/f16_cache_attention.hpp).
   void attention_f16(int64_t layer, int64_t pos);
   void swiglu();
 

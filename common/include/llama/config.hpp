@@ -29,7 +29,7 @@ enum class RopeAngles { per_pair, ggml };
 const char* to_string(RopeAngles angles);
 
 // Rotary frequency scaling (transformers' rope_type), applied by the core's
-// RoPE table (kernels/rope.hpp).
+// RoPE table (kernels/steps/rope.hpp).
 enum class RopeScalingType { none, linear, llama3 };
 const char* to_string(RopeScalingType type);
 

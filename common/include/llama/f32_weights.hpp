@@ -1,8 +1,8 @@
 // f32 views of a model's RMSNorm gains for backends whose steps read f32
 // vectors: f32 tensors in place, bf16 and f16 ones widened exactly
-// (kernels/half.hpp) into memory this object owns, once at prepare (a few KiB:
+// (kernels/numbers/half.hpp) into memory this object owns, once at prepare (a few KiB:
 // one vector per norm). Matrices are never widened: bf16/f16 ones are read in
-// place by the core's product kernels (kernels/products.hpp). The backend
+// place by the core's product kernels (kernels/dispatch/product_table.hpp). The backend
 // counts norm_copy_bytes in its memory check before anything is copied.
 #pragma once
 

@@ -2,7 +2,7 @@
 // share. f32 is run.c's and transformers' cache; f16 is llama.cpp's default
 // (`-ctk/-ctv f16`): keys and values stored as IEEE half (round to nearest
 // even), half the memory, and attention with ggml's rounding points
-// (kernels/attention_f16.hpp). A model's format picks the default (Model::
+// (kernels/steps/f16_cache_attention.hpp). A model's format picks the default (Model::
 // kv_cache: GGUF files f16, llama2.c and Hugging Face files f32), a user may
 // override it (BackendOptions::kv_cache, `--kv-cache f32|f16`).
 #pragma once
@@ -16,7 +16,6 @@
 #include "llama/uninitialized_array.hpp"
 
 namespace llama {
-
 
 // What a backend is asked for: the model's default, or one dtype.
 enum class KvCacheOption : uint8_t { model_default, f32, f16 };

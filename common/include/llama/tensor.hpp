@@ -25,7 +25,7 @@ enum class DType : uint8_t {
   // and, stored apart, f32 scales [rows * cols / group_size] in `scales`:
   // value i is data[i] * scales[i / group_size]. Every row holds whole groups.
   q8_0,
-  // GGUF's block types, ggml's layouts (kernels/blocks.hpp), read in place:
+  // GGUF's block types, ggml's layouts (kernels/numbers/gguf_blocks.hpp), read in place:
   block_q8_0,  // 32 int8 with an f16 scale: 34 bytes per 32 values
   q4_0,        // 32 4-bit codes with an f16 scale: 18 bytes per 32 values
   q4_k,        // super-blocks of 256 (8 x 32, 6-bit scales and mins): 144 bytes

@@ -40,7 +40,8 @@ inline constexpr Tensor LayerWeights::*kLayerTensors[] = {&LayerWeights::attenti
                                                           &LayerWeights::w3};
 
 struct ModelWeights {
-  Tensor token_embedding;  // [vocab_size, dim]; a backend reads rows (kernels/dequantize.hpp)
+  Tensor
+      token_embedding;  // [vocab_size, dim]; a backend reads rows (kernels/numbers/dequantize.hpp)
   std::vector<LayerWeights> layers;  // n_layers
   Tensor final_norm;                 // [dim]
   Tensor classifier;  // [vocab_size, dim]; tied embeddings: the same view as token_embedding

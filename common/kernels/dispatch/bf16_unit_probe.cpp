@@ -1,4 +1,4 @@
-// The bf16 unit probe and the choice it feeds (bf16_unit.hpp): vdpbf16ps zmm
+// The bf16 unit probe and the choice it feeds (dispatch/bf16_unit.hpp): vdpbf16ps zmm
 // against vfmadd231ps zmm, timed on the calling core.
 #include "llama/kernels/dispatch/bf16_unit.hpp"
 

@@ -1,5 +1,5 @@
 // CPU feature detection by cpuid and xgetbv, the AMX permission request, and
-// the SIMD level dispatched kernels follow (see cpu_features.hpp).
+// the SIMD level dispatched kernels follow (see dispatch/cpu_features.hpp).
 #include "llama/kernels/dispatch/cpu_features.hpp"
 
 #include <cstdint>

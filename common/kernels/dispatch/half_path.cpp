@@ -103,7 +103,7 @@ HalfPath half_batch_path(BlockKind kind, KernelSet kernel, Numerics numerics) {
   // avx512 run the f32 GEMM at that level. The avx2 level has no bf16 unit.
   const HalfPath decode = half_decode_path(kernel);
   if (decode == HalfPath::portable || decode == HalfPath::avx2) return decode;
-  // The bf16 unit only where it is faster (bf16_unit.hpp): elsewhere the
+  // The bf16 unit only where it is faster (dispatch/bf16_unit.hpp): elsewhere the
   // exact kernels win on speed as well as accuracy. Fast: AMX tiles where the
   // CPU has them, else oneDNN's AVX512-BF16 brgemm. Exact: AMX tiles on the
   // activations split into three exact bf16 planes, about twice the f32

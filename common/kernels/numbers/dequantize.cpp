@@ -1,4 +1,4 @@
-// dequantize_rows for every dtype (GGUF blocks through kernels/blocks.hpp).
+// dequantize_rows for every dtype (GGUF blocks through kernels/numbers/gguf_blocks.hpp).
 #include "llama/kernels/numbers/dequantize.hpp"
 
 #include <algorithm>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "llama/error.hpp"
-#include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
 
 namespace llama {
 namespace {
@@ -66,7 +66,7 @@ void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::s
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
-      // ggml's dequantize_row_* (kernels/blocks.hpp), checked against it by hash.
+      // ggml's dequantize_row_* (kernels/numbers/gguf_blocks.hpp), checked against it by hash.
       dequantize_rows(block_matrix(t), row_begin, row_end, out);
       return;
   }

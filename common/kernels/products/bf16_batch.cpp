@@ -1,4 +1,4 @@
-// The fast paths' rounded batch (kernels/half_products.hpp Bf16BatchView):
+// The fast paths' rounded batch (kernels/products/half_products.hpp Bf16BatchView):
 // its layouts and sizes, the rounding into each layout, and the product on
 // a rounded batch, which goes to the layout's path: onednn-bf16 for rows
 // (half_products_onednn.cpp), amx-bf16 for tiles and amx-bf16x3 for

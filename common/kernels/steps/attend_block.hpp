@@ -33,7 +33,7 @@ inline constexpr int64_t kBlockKeys = 4;
 
 // The AVX-512 bodies (attend_block_avx512.cpp), the same bits as the loops
 // below. score_query_block_double_avx512: score_query_block with run.c's
-// double sums (math.cpp's DoubleScore: each score the double sum of the
+// double sums (steps/run_c.cpp's DoubleScore: each score the double sum of the
 // products in head order, rounded to float, divided by scale), for heads of
 // at most kMaxBlockHead elements, a multiple of 16, and a causal block (lane
 // l sees keys [0, n_keys - m + l + 1)): st holds the scores of the keys each

@@ -3,7 +3,7 @@
 // level asked for, the best below it where the CPU lacks it), over the
 // arithmetic's kernels KERNEL_avx512, KERNEL_avx2 and KERNEL_portable (one
 // signature: q, keys, values, stride, n_pos, scores, out). Written once here
-// for run.c's attention (math.cpp, llama::) and runq.c's (q8_attention.cpp,
+// for run.c's attention (steps/run_c.cpp, llama::) and runq.c's (steps/runq_c_attention.cpp,
 // llama::q8::), which keep their own kernels; each file expands
 // LLAMA_ATTEND_HEAD_ENTRIES(kernel) in its namespace, after its kernels.
 #pragma once

@@ -1,4 +1,5 @@
-// RopeTable: the per-pair frequencies and their scaling. Built with
+// RopeTable: the per-pair frequencies and their scaling, and the angles of a
+// position (rope_rotate, in each step arithmetic's file, applies them). Built with
 // -ffp-contract=off (common/CMakeLists.txt) so each step rounds in f32 as
 // PyTorch's eager ops do in transformers' _compute_default_rope_parameters,
 // _compute_linear_scaling_rope_parameters and _compute_llama3_parameters.
@@ -63,6 +64,25 @@ RopeTable::RopeTable(const Config& c)
       f /= static_cast<float>(c.rope_scaling.factor);
     if (c.rope_scaling.type == RopeScalingType::llama3) f = llama3_scaled(f, c.rope_scaling);
     inv_freq_[static_cast<size_t>(i)] = f;
+  }
+}
+
+void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const {
+  if (angles_ == RopeAngles::ggml) {
+    // ggml_rope_cache_init and rope_yarn (ggml-cpu.c) without YaRN.
+    float theta = static_cast<float>(pos);
+    for (int64_t i = 0; i < pairs(); ++i) {
+      const float t = freq_scale_ * theta;
+      cos_out[static_cast<size_t>(i)] = std::cos(t);
+      sin_out[static_cast<size_t>(i)] = std::sin(t);
+      theta *= theta_scale_;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < pairs(); ++i) {
+    const float val = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
+    cos_out[static_cast<size_t>(i)] = std::cos(val);
+    sin_out[static_cast<size_t>(i)] = std::sin(val);
   }
 }
 

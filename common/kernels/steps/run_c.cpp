@@ -202,25 +202,6 @@ void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const flo
   LLAMA_SIMD_DISPATCH(simd_level(), rmsnorm, (out, x, w, eps));
 }
 
-void RopeTable::angles(int64_t pos, std::span<float> cos_out, std::span<float> sin_out) const {
-  if (angles_ == RopeAngles::ggml) {
-    // ggml_rope_cache_init and rope_yarn (ggml-cpu.c) without YaRN.
-    float theta = static_cast<float>(pos);
-    for (int64_t i = 0; i < pairs(); ++i) {
-      const float t = freq_scale_ * theta;
-      cos_out[static_cast<size_t>(i)] = std::cos(t);
-      sin_out[static_cast<size_t>(i)] = std::sin(t);
-      theta *= theta_scale_;
-    }
-    return;
-  }
-  for (int64_t i = 0; i < pairs(); ++i) {
-    const float val = static_cast<float>(pos) * inv_freq_[static_cast<size_t>(i)];
-    cos_out[static_cast<size_t>(i)] = std::cos(val);
-    sin_out[static_cast<size_t>(i)] = std::sin(val);
-  }
-}
-
 void rope_rotate(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
                  std::span<const float> sin_v) {
   const bool halves = rope.layout() == RopeLayout::halves;
@@ -237,7 +218,7 @@ void swiglu(std::span<float> out, std::span<const float> gate, std::span<const f
   }
   // The exp is nearly all of the cost: libm's, one value at a time, was 8% of
   // 340M's bf16 prefill (fast numerics) on Zen 5; the avx512 lanes repeat its
-  // algorithm (q8_expf.hpp), so the bits stay the loop's.
+  // algorithm (x86/expf_lanes.hpp), so the bits stay the loop's.
   if (runnable_level(simd_level()) == SimdLevel::avx512 && q8::detail::vector_expf_matches_libm()) {
     q8::detail::swiglu_avx512(out.data(), gate.data(), up.data(), static_cast<int64_t>(out.size()));
     return;

@@ -1,17 +1,17 @@
-// runq.c's f32 kernels with explicit FMAs (see q8_math.hpp for why). std::fma
+// runq.c's f32 kernels with explicit FMAs (see steps/runq_c.hpp for why). std::fma
 // is one instruction only where the compiler may use FMA, and a libm call per
 // value on the x86-64-v2 baseline: each kernel's body is written once and
 // compiled for every SimdLevel, picked at run time. std::fma is exact on every
-// level, so every level gives the same bits. Attention is q8_attention.cpp.
+// level, so every level gives the same bits. Attention is steps/runq_c_attention.cpp.
 #include "llama/kernels/steps/runq_c.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/steps/vector_bodies.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
-#include "kernels/steps/vector_bodies.hpp"
 
 namespace llama::q8 {
 namespace {

@@ -1,6 +1,6 @@
 // Private to the core: always-inline vector bodies that run.c's f32 kernels
-// (math.cpp) and runq.c's int8-path kernels (q8_math.cpp) share; each file
-// compiles them for every SimdLevel (simd_target.hpp). Fma: whether the level
+// (steps/run_c.cpp) and runq.c's int8-path kernels (steps/runq_c.cpp) share; each file
+// compiles them for every SimdLevel (x86/simd_target.hpp). Fma: whether the level
 // fuses multiply-adds (fused_madd); runq.c's kernels pass true on every level,
 // their std::fma being exact everywhere.
 #pragma once

@@ -1,4 +1,4 @@
-// glibc's expf in AVX-512 lanes (see q8_expf.hpp): the operations of its
+// glibc's expf in AVX-512 lanes (see x86/expf_lanes.hpp): the operations of its
 // FMA build (libm's __expf_fma in glibc 2.28..2.36, read from the
 // disassembly: kd and r come from fused multiply-adds of x * 32/ln2), in
 // double, 8 lanes per step. Inputs whose exponent field is 0x42b or more

@@ -23,7 +23,7 @@ bool vector_expf_matches_libm();
 // level and vector_expf_matches_libm().
 void expf_shifted_avx512(float* x, int64_t n, float shift);
 
-// out[i] = silu(gate[i]) * up[i] for i in [0, n), with the bits of math.cpp's
+// out[i] = silu(gate[i]) * up[i] for i in [0, n), with the bits of steps/run_c.cpp's
 // swiglu loop (gate * (1 / (1 + std::exp(-gate))) * up, each step rounded to
 // f32). `out` may alias `gate`. Same caller checks.
 void swiglu_avx512(float* out, const float* gate, const float* up, int64_t n);

@@ -3,16 +3,16 @@
 // or quantized into int8 groups first), and the row-range matrix-vector and
 // matrix-matrix kernels. Backends keep their own f32 engines (BLAS, graph
 // GEMM) for float weights and call these for every other dtype, so a new
-// dtype is a case here (products.cpp), not a forward pass in each backend.
+// dtype is a case here (dispatch/product_table.cpp), not a forward pass in each backend.
 //
 // Contract for every dtype listed by product_dtypes(): each (row, vector)
 // result of matmat_rows equals matvec_rows' bit for bit (under the exact
 // numerics policy) unless batch_runs_gemm_f32 says the batch is the f32
 // GEMM's (bf16/f16 at the avx512 and avx2 levels: equal to f32 rounding) or
 // bf16's batch path is amx-bf16x3 (exact terms in other sums: equal to f32
-// rounding too; kernels/half_products.hpp), and neither depends
+// rounding too; kernels/products/half_products.hpp), and neither depends
 // on the row range, so backends split rows across threads freely. bf16 and
-// f16 weights are read in place too (kernels/half_products.hpp): backends
+// f16 weights are read in place too (kernels/products/half_products.hpp): backends
 // send every non-f32 matrix here.
 #pragma once
 
@@ -33,7 +33,7 @@ enum class InputKind {
   f32,        // the activation itself
   q8_groups,  // runq.c's quantization (quantize_activations) in groups of group_size
   // llama.cpp's x86 quantization for Q8_0 products (f16-rounded scales,
-  // quantize_activations_q8_0_blocks in kernels/block_products.hpp), groups of 32.
+  // quantize_activations_q8_0_blocks in kernels/products/gguf_products.hpp), groups of 32.
   q8_0_blocks,
 };
 
@@ -46,12 +46,12 @@ struct InputFormat {
 std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/block_products.hpp). block_q8_0 quantizes its input
+// (read in place: kernels/products/gguf_products.hpp). block_q8_0 quantizes its input
 // as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
 // dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
 // in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
-// kernels/half_products.hpp.
+// kernels/products/half_products.hpp.
 DTypeSet product_dtypes();
 
 // What a backend built on the core's kernels runs (its supported_dtypes()): f32
@@ -90,7 +90,7 @@ struct ProductBatch {
   Numerics numerics = Numerics::exact;
   // fast, bf16 weights on a fast path (onednn-bf16, amx-bf16): the f32
   // vectors already rounded to bf16 in that path's layout
-  // (kernels/half_products.hpp), so the product does not round them again;
+  // (kernels/products/half_products.hpp), so the product does not round them again;
   // empty: the product rounds them itself.
   Bf16BatchView bf16{};
 };
@@ -108,7 +108,7 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
 void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, const ProductBatch& x,
                  int64_t row_begin, int64_t row_end, KernelSet kernel);
 
-// Whether matmat_rows with `w` runs the core's f32 GEMM (kernels/gemm_f32.hpp)
+// Whether matmat_rows with `w` runs the core's f32 GEMM (kernels/products/gemm_f32.hpp)
 // on the weights widened exactly: bf16/f16 under exact numerics (or fast where
 // the bf16 unit is not taken) at the avx512 and avx2 levels. Its results then equal matvec_rows'
 // to f32 rounding, not bit for bit, and row ranges that start at multiples of
@@ -145,7 +145,7 @@ class BatchInputCache {
   void reserve(int64_t max_vectors, int64_t max_values);
   void set(std::span<const float> rows, int64_t ld, int64_t n, int64_t cols);
   ProductBatch get(const InputFormat& f);
-  // The fast paths' input (kernels/half_products.hpp): storage for
+  // The fast paths' input (kernels/products/half_products.hpp): storage for
   // max_vectors of max_values in `layout` (bf16_batch_layout of the products
   // that read it), and the batch rounded on the first call after set(), so
   // wq, wk and wv (w1 and w3) share one rounding. Needs the fast paths' CPU;

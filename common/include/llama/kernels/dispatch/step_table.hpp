@@ -27,7 +27,7 @@ struct StepKernels {
   // Rotates every head of `vec` by the angles of RopeTable::angles.
   void (*rope_rotate)(std::span<float> vec, const RopeTable& rope, std::span<const float> cos_v,
                       std::span<const float> sin_v);
-  // One head over positions [0, n_pos) of a KV cache (math.hpp's attend_head).
+  // One head over positions [0, n_pos) of a KV cache (steps/run_c.hpp's attend_head).
   void (*attend_head)(std::span<const float> q, const float* keys, const float* values,
                       int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out);
   // attend_head for n queries of one head (a prompt): query i at q + i * q_ld,

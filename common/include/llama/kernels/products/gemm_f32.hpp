@@ -1,8 +1,8 @@
 // The core's f32 GEMM for batches (prefill): Y = X W^T over a row range, with
 // W read in place, f32 or bf16/f16 widened exactly on the way in
-// (kernels/gemm_f32.cpp says how it is blocked). Backends without a GEMM of
+// (kernels/products/gemm_f32.cpp says how it is blocked). Backends without a GEMM of
 // their own for a dtype run it: graph for every float batch, the product
-// table (products.hpp) for bf16/f16 batches under exact numerics, so every
+// table (dispatch/product_table.hpp) for bf16/f16 batches under exact numerics, so every
 // backend's exact bf16 prefill sums on the upcast weights as an f32 GEMM does.
 #pragma once
 
@@ -28,7 +28,7 @@ inline constexpr int64_t kGemmRowUnit = 48;
 // [tokens, ldy], R f32 [tokens, ldr] or null, W [*, cols] of `type`.
 // `level`: the kernels of that SimdLevel (the best below it the CPU runs):
 // avx512 and avx2 give the same bits (FMA chains); portable the same but for
-// rare double roundings (fused_madd in simd_target.hpp).
+// rare double roundings (fused_madd in x86/simd_target.hpp).
 void gemm_f32_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, const void* w,
                    const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0,
                    int64_t r1, const float* residual, int64_t ldr);

@@ -1,5 +1,5 @@
 // The small vector kernels every backend shares: RMSNorm, SwiGLU and attention
-// of one head over a KV cache (the rotary embedding is rope.hpp). f32 values in
+// of one head over a KV cache (the rotary embedding is steps/rope.hpp). f32 values in
 // the operation order of run.c, dot products summed in double
 // (docs/architecture.md, numerics).
 #pragma once
@@ -37,7 +37,7 @@ void attend_head_at_level(SimdLevel level, std::span<const float> q, const float
 // double, softmax and value sums per lane in attend_head's order); each score's
 // double sum adds attend_head's products in head order, so a query's output
 // agrees with attend_head's but for a rare last-bit rounding of a double sum.
-// `scratch` needs attend_scratch_floats(head_size, first_pos + n) floats (steps.hpp).
+// `scratch` needs attend_scratch_floats(head_size, first_pos + n) floats (dispatch/step_table.hpp).
 void attend_queries(const float* q, int64_t q_ld, int64_t n, int64_t first_pos, int64_t head_size,
                     const float* keys, const float* values, int64_t stride,
                     std::span<float> scratch, float* out, int64_t out_ld);

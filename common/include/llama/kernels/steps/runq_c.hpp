@@ -2,7 +2,7 @@
 // order as the reference build computes it (clang -O3 -march=native, which
 // contracts `s += a * b` into a fused multiply-add). With int8 activations a
 // last-bit difference can move a value across a rounding boundary, so the
-// int8 path cannot borrow the f32 path's double accumulation (math.hpp).
+// int8 path cannot borrow the f32 path's double accumulation (steps/run_c.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,7 @@ namespace llama::q8 {
 // `out` may alias `x`.
 void rmsnorm(std::span<float> out, std::span<const float> x, std::span<const float> w, float eps);
 
-// The rotary embedding in runq.c's arithmetic is q8::rope_rotate (rope.hpp).
+// The rotary embedding in runq.c's arithmetic is q8::rope_rotate (steps/rope.hpp).
 
 // One attention head over positions [0, n_pos): f32 FMA dot products,
 // scores / sqrt(head_size), runq.c's softmax, out = sum_t p_t v_t by FMAs in

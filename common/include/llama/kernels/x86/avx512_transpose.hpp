@@ -2,8 +2,8 @@
 // that need a value per lane from 16 strided rows (decode attention's keys,
 // the Q8_0 decode kernel's scales, the int8 batch kernel's tokens and
 // results, graph's GEMM packing X^T). x86 only: include it where
-// LLAMA_HAVE_X86_TARGETS (simd_target.hpp; elsewhere it is empty). One algorithm for f32 (__m512)
-// and int32
+// LLAMA_HAVE_X86_TARGETS (x86/simd_target.hpp; elsewhere it is empty). One algorithm for f32
+// (__m512) and int32
 // (__m512i) registers, each with its own domain's shuffles (crossing between
 // the integer and float domains costs a bypass cycle on some cores).
 // Compiled for AVX-512 F only, so it inlines into any kernel targeting more;
@@ -22,7 +22,7 @@
 
 namespace llama::detail::avx512 {
 
-// Full masks (see q8_vnni_ops.hpp for why the maskz forms).
+// Full masks (see x86/int8_vnni_ops.hpp for why the maskz forms).
 constexpr __mmask16 kFull16 = 0xffff;
 constexpr __mmask8 kFull8 = 0xff;
 

@@ -1,5 +1,5 @@
 // Function attributes that compile one kernel for one SimdLevel
-// (cpu_features.hpp), whatever the build's baseline (x86-64-v2). A kernel
+// (dispatch/cpu_features.hpp), whatever the build's baseline (x86-64-v2). A kernel
 // marked with one runs only after simd_level() (or the CpuFeatures check of
 // its extension) allows it. Helpers it calls need the same attribute, or none
 // (plain inline code is compiled for the caller's target when inlined);
