@@ -9,29 +9,28 @@
 // vector of 16 tokens of X^T. A row tile's weights (rows x cols) stay in L1/L2
 // across the token groups, so W comes from memory once per call.
 //
-// Packing W instead (its transposed panels, the earlier design) took 16% of
-// 110M's pp128 profile: a prompt's weights first arrive from DRAM there, in
-// 48 short strided row segments per panel. X is small and already in cache.
+// W is not packed: a prompt's weights first arrive from DRAM, and packing
+// them into transposed panels would read each panel as many short strided
+// row segments. X is small and already in cache.
 //
 // W is f32, or bf16/f16 (the bf16 and f16 models' exact prefill): a row tile
 // of those is first widened exactly into a per-thread f32 [rows, cols] copy
 // (each weight once per call, reused for every token), so the sums are the
 // f32 product's on the upcast weights, from half the bytes. Every type's next
-// row tile is prefetched into L2 while this one's first token slice runs (the
-// widening otherwise waited on DRAM: 25% of the bf16 GEMM's time with
-// half.hpp's then 8-wide span conversion, so the avx512 level widens 16 at a
-// time; avx2 and portable take half.hpp's row conversion at their level).
+// row tile is prefetched into L2 while this one's first token slice runs, so
+// the widening does not wait on DRAM; the avx512 level widens 16 weights a
+// step, avx2 and portable take half.hpp's row conversion at their level.
 //
 // Each (row, token) sum is one f32 fused multiply-add chain in column order
 // starting from zero, then the residual is added once. The blocking (row
-// range, token count, threads, tile shapes) therefore never changes a bit,
-// and these are the earlier design's bits.
+// range, token count, threads, tile shapes) therefore never changes a bit.
 //
-// Kernels per SimdLevel, picked at run time: avx512 (intrinsics: tiles of 6
-// rows x 64 tokens, 24 accumulators), avx2 (intrinsics, gemm_f32_avx2.cpp:
-// 6 rows x 16 tokens, 12 accumulators; FMA: the same bits as avx512) and
-// portable (plain loops, fused_madd's double sums: the same bits but for rare
-// double roundings, in tiles of 4 rows x 16 tokens).
+// Kernels per SimdLevel, picked at run time: avx512 (intrinsics,
+// gemm_f32_avx512.cpp: tiles of 6 rows x 64 tokens, 24 accumulators), avx2
+// (intrinsics, gemm_f32_avx2.cpp: 6 rows x 16 tokens, 12 accumulators; FMA:
+// the same bits as avx512) and portable (plain loops, fused_madd's double
+// sums: the same bits but for rare double roundings, in tiles of 4 rows x 16
+// tokens).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -41,116 +40,24 @@
 #include <vector>
 
 #include "kernels/products/gemm_f32_tile.hpp"
-#include "llama/kernels/products/gemm_f32.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
-
-#if LLAMA_HAVE_X86_TARGETS
-#include <immintrin.h>
-
-#include "llama/kernels/x86/avx512_transpose.hpp"
-#endif
 
 namespace llama {
 namespace {
 
+using detail::gemm::GemmKernels;
 using detail::gemm::kGroupTokens;
+using detail::gemm::kMaxRows;
+using detail::gemm::kMaxVectors;
 using detail::gemm::kSliceTokens;
 using detail::gemm::MicroTile;
+using detail::gemm::PackGroup;
 using detail::gemm::prefetch_next;
 using detail::gemm::store_transposed;
 using detail::gemm::Tile;
-
-#if LLAMA_HAVE_X86_TARGETS
-namespace avx512 {
-
-constexpr int kTileRows = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
-constexpr int kVectors = kGroupTokens / kSliceTokens;
-
-// The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
-constexpr __mmask16 kAll = 0xFFFF;
-
-// f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed; tokens past
-// `tokens` (up to the group's last vector in use) are zero.
-LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int64_t cols,
-                                    int64_t tokens) {
-  for (int64_t v = 0; 16 * v < tokens; ++v) {
-    const int64_t n = std::min<int64_t>(16, tokens - 16 * v);
-    for (int64_t k = 0; k < cols; k += 16) {
-      const int64_t kn = std::min<int64_t>(16, cols - k);
-      const auto m = static_cast<__mmask16>((uint32_t{1} << kn) - 1u);
-      __m512 b[16];
-#pragma GCC unroll 16
-      for (int64_t i = 0; i < 16; ++i) {
-        b[i] = i < n ? _mm512_maskz_loadu_ps(m, x + (16 * v + i) * ldx + k) : _mm512_setzero_ps();
-      }
-      ::llama::detail::avx512::transpose16(b);
-      for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(xt + (k + j) * kGroupTokens + 16 * v, b[j]);
-    }
-  }
-}
-
-// f32 [n] <- bf16 or f16 [n], exactly: bf16 by a 16-bit shift, f16 by
-// vcvtph2ps (llama::f16_to_f32's values, half.hpp), 16 weights a step.
-template <GemmWeights Type>
-LLAMA_TARGET_AVX512 void widen(float* to, const uint16_t* from, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const int64_t left = n - i;
-    const auto m = left >= 16 ? kAll : static_cast<__mmask16>((uint32_t{1} << left) - 1u);
-    const __m256i h = _mm256_maskz_loadu_epi16(m, from + i);
-    __m512 f;
-    if constexpr (Type == GemmWeights::bf16) {
-      f = _mm512_castsi512_ps(
-          _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
-    } else {
-      f = _mm512_maskz_cvtph_ps(kAll, h);
-    }
-    _mm512_mask_storeu_ps(to + i, m, f);
-  }
-}
-LLAMA_TARGET_AVX512 void widen_weights(GemmWeights type, float* to, const uint16_t* from,
-                                       int64_t n) {
-  if (type == GemmWeights::bf16) {
-    widen<GemmWeights::bf16>(to, from, n);
-  } else {
-    widen<GemmWeights::f16>(to, from, n);
-  }
-}
-
-template <int R, int V>
-LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
-  __m512 acc[R][V];
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-  }
-  const float* w[R];
-  for (int r = 0; r < R; ++r) w[r] = m.w + r * m.ldw;
-  const float* xt = m.xt;
-  for (int64_t k = 0; k < m.cols; ++k, xt += kGroupTokens) {
-    if (m.next != nullptr) prefetch_next(m, k);
-    __m512 x[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) x[v] = _mm512_load_ps(xt + 16 * v);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) {
-      const __m512 b = _mm512_set1_ps(w[r][k]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(x[v], b, acc[r][v]);
-    }
-  }
-  alignas(64) float s[R * 16 * V];  // f32 [R, 16 V]
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) _mm512_store_ps(s + r * 16 * V + 16 * v, acc[r][v]);
-  }
-  store_transposed<R>(m, s, 16 * V);
-}
-
-}  // namespace avx512
-#endif
+using detail::gemm::WidenWeights;
 
 namespace generic {
 
@@ -209,35 +116,6 @@ void micro_tile_portable(const Tile& m) {
   generic::micro_tile<R>(m);
 }
 
-using PackGroup = void (*)(float*, const float*, int64_t, int64_t, int64_t);
-using WidenWeights = void (*)(GemmWeights, float*, const uint16_t*, int64_t);
-constexpr int kMaxRows = 6, kMaxVectors = kGroupTokens / kSliceTokens;
-
-// One level's kernels: tiles[r - 1][v - 1] takes r rows x v slices of 16 tokens.
-struct GemmKernels {
-  PackGroup pack;
-  WidenWeights widen;  // f32 [n] <- bf16/f16 [n]
-  int tile_rows;
-  int tile_vectors;
-  std::array<std::array<MicroTile, kMaxVectors>, kMaxRows> tiles;
-};
-
-#if LLAMA_HAVE_X86_TARGETS
-template <int R, size_t... V>
-constexpr std::array<MicroTile, kMaxVectors> avx512_row(std::index_sequence<V...>) {
-  return {&avx512::micro_tile<R, static_cast<int>(V + 1)>...};
-}
-template <size_t... R>
-constexpr GemmKernels make_avx512(std::index_sequence<R...>) {
-  return {&avx512::pack_group,
-          &avx512::widen_weights,
-          avx512::kTileRows,
-          avx512::kVectors,
-          {avx512_row<static_cast<int>(R + 1)>(std::make_index_sequence<kMaxVectors>{})...}};
-}
-constexpr GemmKernels kAvx512 = make_avx512(std::make_index_sequence<kMaxRows>{});
-#endif
-
 template <template <int> class Tiles, size_t... R>
 constexpr GemmKernels make_generic(PackGroup pack, WidenWeights widen, std::index_sequence<R...>) {
   return {pack,
@@ -274,7 +152,7 @@ const GemmKernels& kernels_for(SimdLevel level) {
   switch (runnable_level(level)) {
     case SimdLevel::avx512:
 #if LLAMA_HAVE_X86_TARGETS
-      return kAvx512;
+      return detail::gemm::avx512_kernels;
 #else
       [[fallthrough]];
 #endif

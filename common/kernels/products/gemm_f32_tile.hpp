@@ -1,10 +1,13 @@
 // Private to gemm_f32*.cpp: the operands of one micro-tile of the core's f32
-// GEMM (gemm_f32.cpp says how it is blocked) and the helpers every level's
-// tile shares, so each level's kernels can live in a file of their own.
+// GEMM (gemm_f32.cpp says how it is blocked), the helpers every level's tile
+// shares and the table of one level's kernels, so each level's kernels can
+// live in a file of their own.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
+#include "llama/kernels/products/gemm_f32.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail::gemm {
@@ -58,6 +61,25 @@ LLAMA_ALWAYS_INLINE void store_transposed(const Tile& m, const float* s, int64_t
 }
 
 using MicroTile = void (*)(const Tile&);
+// f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed, zero after the
+// tokens up to the level's tile width.
+using PackGroup = void (*)(float* xt, const float* x, int64_t ldx, int64_t cols, int64_t tokens);
+// f32 [n] <- bf16/f16 [n], exactly.
+using WidenWeights = void (*)(GemmWeights type, float* to, const uint16_t* from, int64_t n);
+inline constexpr int kMaxRows = 6, kMaxVectors = kGroupTokens / kSliceTokens;
+
+// One level's kernels: tiles[r - 1][v - 1] takes r rows x v slices of 16 tokens.
+struct GemmKernels {
+  PackGroup pack;
+  WidenWeights widen;
+  int tile_rows;
+  int tile_vectors;
+  std::array<std::array<MicroTile, kMaxVectors>, kMaxRows> tiles;
+};
+
+// The avx512 level's kernels (gemm_f32_avx512.cpp): tiles of up to 6 rows x
+// 4 slices of 16 tokens.
+extern const GemmKernels avx512_kernels;
 
 // The avx2 level's tiles (gemm_f32_avx2.cpp): avx2_tiles[r - 1] takes r rows
 // (1..kAvx2TileRows) x one slice of kSliceTokens tokens.

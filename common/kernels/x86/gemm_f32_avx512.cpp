@@ -1,0 +1,126 @@
+// The avx512 level's kernels of the core's f32 GEMM (gemm_f32.cpp says how it
+// is blocked): tiles of up to 6 rows x 64 tokens in 24 zmm accumulators (per
+// column one broadcast weight per row times 4 vectors of 16 tokens of X^T),
+// X^T packed by 16 x 16 transposes, and bf16/f16 row tiles widened exactly,
+// 16 weights a step. Here because they are written with intrinsics; the level
+// choice stays in gemm_f32.cpp.
+//
+// Bits: each (row, token) sum is one f32 FMA chain in column order from zero,
+// then + residual once, as on the avx2 level.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "kernels/products/gemm_f32_tile.hpp"
+#include "llama/kernels/x86/avx512_transpose.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
+
+namespace llama::detail::gemm {
+namespace {
+
+constexpr int kTileRows = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
+constexpr int kVectors = kGroupTokens / kSliceTokens;
+
+// The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
+constexpr __mmask16 kAll = 0xFFFF;
+
+// f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed; tokens past
+// `tokens` (up to the group's last vector in use) are zero.
+LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int64_t cols,
+                                    int64_t tokens) {
+  for (int64_t v = 0; 16 * v < tokens; ++v) {
+    const int64_t n = std::min<int64_t>(16, tokens - 16 * v);
+    for (int64_t k = 0; k < cols; k += 16) {
+      const int64_t kn = std::min<int64_t>(16, cols - k);
+      const auto m = static_cast<__mmask16>((uint32_t{1} << kn) - 1u);
+      __m512 b[16];
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < 16; ++i) {
+        b[i] = i < n ? _mm512_maskz_loadu_ps(m, x + (16 * v + i) * ldx + k) : _mm512_setzero_ps();
+      }
+      ::llama::detail::avx512::transpose16(b);
+      for (int64_t j = 0; j < kn; ++j) _mm512_store_ps(xt + (k + j) * kGroupTokens + 16 * v, b[j]);
+    }
+  }
+}
+
+// f32 [n] <- bf16 or f16 [n], exactly: bf16 by a 16-bit shift, f16 by
+// vcvtph2ps (llama::f16_to_f32's values, half.hpp), 16 weights a step.
+template <GemmWeights Type>
+LLAMA_TARGET_AVX512 void widen(float* to, const uint16_t* from, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = n - i;
+    const auto m = left >= 16 ? kAll : static_cast<__mmask16>((uint32_t{1} << left) - 1u);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, from + i);
+    __m512 f;
+    if constexpr (Type == GemmWeights::bf16) {
+      f = _mm512_castsi512_ps(
+          _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+    } else {
+      f = _mm512_maskz_cvtph_ps(kAll, h);
+    }
+    _mm512_mask_storeu_ps(to + i, m, f);
+  }
+}
+LLAMA_TARGET_AVX512 void widen_weights(GemmWeights type, float* to, const uint16_t* from,
+                                       int64_t n) {
+  if (type == GemmWeights::bf16) {
+    widen<GemmWeights::bf16>(to, from, n);
+  } else {
+    widen<GemmWeights::f16>(to, from, n);
+  }
+}
+
+template <int R, int V>
+LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
+  __m512 acc[R][V];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  const float* w[R];
+  for (int r = 0; r < R; ++r) w[r] = m.w + r * m.ldw;
+  const float* xt = m.xt;
+  for (int64_t k = 0; k < m.cols; ++k, xt += kGroupTokens) {
+    if (m.next != nullptr) prefetch_next(m, k);
+    __m512 x[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) x[v] = _mm512_load_ps(xt + 16 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512 b = _mm512_set1_ps(w[r][k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(x[v], b, acc[r][v]);
+    }
+  }
+  alignas(64) float s[R * 16 * V];  // f32 [R, 16 V]
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) _mm512_store_ps(s + r * 16 * V + 16 * v, acc[r][v]);
+  }
+  store_transposed<R>(m, s, 16 * V);
+}
+
+template <int R, size_t... V>
+constexpr std::array<MicroTile, kMaxVectors> tile_row(std::index_sequence<V...>) {
+  return {&micro_tile<R, static_cast<int>(V + 1)>...};
+}
+template <size_t... R>
+constexpr GemmKernels make_kernels(std::index_sequence<R...>) {
+  return {&pack_group,
+          &widen_weights,
+          kTileRows,
+          kVectors,
+          {tile_row<static_cast<int>(R + 1)>(std::make_index_sequence<kMaxVectors>{})...}};
+}
+
+}  // namespace
+
+constinit const GemmKernels avx512_kernels = make_kernels(std::make_index_sequence<kMaxRows>{});
+
+}  // namespace llama::detail::gemm
