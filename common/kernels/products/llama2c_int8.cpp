@@ -1,20 +1,19 @@
 // Q8_0 kernels: quantization as runq.c and export.py do it (activations 16
-// at a time where the CPU has AVX-512), the portable int8 matrix-vector and
-// batch products, and the choice between them and the AVX-512 VNNI ones
-// (q8_vnni.cpp, q8_vnni_batch.cpp), made at run time.
+// at a time where the CPU has AVX-512: x86/llama2c_int8_quantize.cpp), the
+// portable int8 matrix-vector and batch products, and the choice between them
+// and the AVX-512 VNNI ones (x86/llama2c_int8_vnni.cpp,
+// x86/llama2c_int8_vnni_batch.cpp), made at run time.
 #include "llama/kernels/products/llama2c_int8.hpp"
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/products/llama2c_int8_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
-#include "kernels/products/llama2c_int8_kernels.hpp"
 
 namespace llama {
 namespace {
@@ -24,45 +23,6 @@ int8_t to_int8(float r) {
   // Never -128: the VNNI kernel negates activation values.
   return static_cast<int8_t>(std::clamp(r, -127.0f, 127.0f));
 }
-
-#if LLAMA_HAVE_X86_TARGETS
-// One group of quantize_activations, 16 values at a time where the CPU has
-// AVX-512 (std::round is a library call per value): lane by lane the same
-// operations, so the same bits. Returns the group's scale.
-LLAMA_TARGET_AVX512 float quantize_group_avx512(const float* x, int64_t gs, int8_t* values) {
-  constexpr __mmask16 all = 0xffff;
-  auto mask = [gs](int64_t i) {
-    return gs - i >= 16 ? all : static_cast<__mmask16>((1u << (gs - i)) - 1);
-  };
-  // vmaxps returns its second operand when either is NaN: std::max(wmax, NaN).
-  __m512 lanes_max = _mm512_setzero_ps();
-  for (int64_t i = 0; i < gs; i += 16) {
-    lanes_max =
-        _mm512_maskz_max_ps(all, _mm512_abs_ps(_mm512_maskz_loadu_ps(mask(i), x + i)), lanes_max);
-  }
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, lanes_max);
-  const float scale = *std::max_element(lanes, lanes + 16) / 127.0f;
-  const __m512 vscale = _mm512_set1_ps(scale), half = _mm512_set1_ps(0.5f);
-  const __m512 one = _mm512_set1_ps(1.0f), lo = _mm512_set1_ps(-127.0f),
-               hi = _mm512_set1_ps(127.0f), zero = _mm512_setzero_ps();
-  for (int64_t i = 0; i < gs; i += 16) {
-    const __mmask16 m = mask(i);
-    const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), vscale);
-    // std::round (half away from zero): truncate, then step away from zero
-    // when the exact remainder is at least 1/2 (q - trunc(q) is exact).
-    const __m512 t = _mm512_maskz_roundscale_ps(all, q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __mmask16 away = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(q, t)), half, _CMP_GE_OQ);
-    __m512 r = _mm512_mask_add_ps(t, away & _mm512_cmp_ps_mask(q, zero, _CMP_GT_OQ), t, one);
-    r = _mm512_mask_sub_ps(r, away & _mm512_cmp_ps_mask(q, zero, _CMP_LT_OQ), r, one);
-    // to_int8: NaN gives 0, the rest is clamped to [-127, 127].
-    const __mmask16 number = _mm512_cmp_ps_mask(r, r, _CMP_ORD_Q);
-    r = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, r, lo), hi);
-    _mm512_mask_cvtepi32_storeu_epi8(values + i, m, _mm512_maskz_cvttps_epi32(number, r));
-  }
-  return scale;
-}
-#endif
 
 int32_t dot_group_portable(const int8_t* w, const int8_t* x, int64_t n) {
   int32_t acc = 0;
@@ -139,9 +99,8 @@ void quantize_activations(std::span<const float> x, std::span<int8_t> values,
   const size_t gs = static_cast<size_t>(group_size);
 #if LLAMA_HAVE_X86_TARGETS
   if (level == SimdLevel::avx512 && simd_level_supported(SimdLevel::avx512)) {
-    for (size_t g = 0; g < scales.size(); ++g) {
-      scales[g] = quantize_group_avx512(x.data() + g * gs, group_size, values.data() + g * gs);
-    }
+    detail::quantize_groups_avx512(x.data(), static_cast<int64_t>(scales.size()), group_size,
+                                   values.data(), scales.data());
     return;
   }
 #else

@@ -1,5 +1,5 @@
-// Private to the core: the Q8_0 kernels behind q8_matvec_rows and
-// q8_matmat_rows.
+// Private to the core: the Q8_0 kernels behind q8_matvec_rows,
+// q8_matmat_rows and quantize_activations.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,12 @@
 #include "llama/kernels/products/llama2c_int8.hpp"
 
 namespace llama::detail {
+
+// quantize_activations of `groups` groups of group_size values at the avx512
+// level (x86/llama2c_int8_quantize.cpp): each group's values and scale, the
+// portable loop's bits. The caller checks the CPU.
+void quantize_groups_avx512(const float* x, int64_t groups, int64_t group_size, int8_t* values,
+                            float* scales);
 
 // runq.c's matmul for rows [row_begin, row_end), plain loops.
 void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
