@@ -140,7 +140,7 @@ void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out)
   }
 }
 
-// ggml's x86 rounding: _mm256_round_ps(_MM_ROUND_NEAREST), cvtps_epi32 and the
+// ggml's x86 rounding: vroundps to nearest (even), vcvtps2dq and the
 // saturating packs; NaN (which the packs would make -128) becomes 0.
 int8_t round_to_int8(float v) {
   if (!(v == v)) return 0;
