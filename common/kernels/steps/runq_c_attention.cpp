@@ -1,24 +1,21 @@
 // runq.c's attention of one head for one query (decode), in its exact
 // operation order: every score is runq.c's FMA chain over the head in order,
 // divided by sqrt(head_size); then runq.c's softmax and out = sum_t p_t v_t by
-// FMAs in position order (q8_softmax.hpp). A single chain waits on the FMA
+// FMAs in position order (runq_c_softmax.hpp). A single chain waits on the FMA
 // latency at every step, so the scores run several keys side by side, each
 // with the operations it has alone (16 in the lanes of a register on the
 // avx512 level). Bodies are compiled per SimdLevel (std::fma is exact
 // everywhere: the same bits on every level). A prompt's blocks of queries are
-// q8_attention_block.cpp.
+// runq_c_attention_block.cpp.
 #include <algorithm>
 #include <cmath>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #include "kernels/steps/attend_head_entries.hpp"
-#include "llama/kernels/x86/avx512_transpose.hpp"
+#include "kernels/steps/runq_c_softmax.hpp"
+#include "kernels/x86/runq_c_scores_avx512.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
-#include "kernels/steps/runq_c_softmax.hpp"
 
 namespace llama::q8 {
 namespace {
@@ -26,6 +23,10 @@ namespace {
 using detail::kPrefetchAhead;
 using detail::prefetch_row;
 using detail::softmax_mix;
+#if LLAMA_HAVE_X86_TARGETS
+using detail::kWideKeys;
+using detail::score16_avx512;
+#endif
 
 // Score chains of one query run side by side, kKeys keys at a time.
 constexpr int64_t kKeys = 8;
@@ -50,30 +51,8 @@ LLAMA_ALWAYS_INLINE float score_key(const float* q, int64_t hs, const float* k, 
   return score / root;
 }
 
-#if LLAMA_HAVE_X86_TARGETS
-// Keys per step of score16_avx512: one per lane.
-constexpr int64_t kWideKeys = 16;
-
-// scores[j] = (q . key j) / root for the 16 keys at k + j * stride, hs a
-// multiple of 16: key j's FMA chain over the head in order runs in lane j
-// (16 of its elements loaded per row and transposed), so each score is
-// score_key's. Gathering the keys lane by lane took 60% of decode attention
-// at depth 900 (110M).
-LLAMA_TARGET_AVX512 void score16_avx512(const float* q, int64_t hs, const float* k, int64_t stride,
-                                        float root, float* scores) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i0 = 0; i0 < hs; i0 += 16) {
-    __m512 r[16];
-    for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(k + j * stride + i0);
-    ::llama::detail::avx512::transpose16(r);
-    for (int i = 0; i < 16; ++i) acc = _mm512_fmadd_ps(_mm512_set1_ps(q[i0 + i]), r[i], acc);
-  }
-  _mm512_storeu_ps(scores, _mm512_div_ps(acc, _mm512_set1_ps(root)));
-}
-
-#endif
-
-// Wide: the level has AVX-512 (score16_avx512 for heads of whole vectors).
+// Wide: the level has AVX-512 (score16_avx512, x86/runq_c_scores_avx512.hpp,
+// for heads of whole vectors).
 template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void attend_body(std::span<const float> q, const float* keys,
                                      const float* values, int64_t stride, int64_t n_pos,

@@ -1,19 +1,16 @@
 // Private to the core: runq.c's softmax and value sums over one head's
-// scores, shared by decode attention (q8_attention.cpp) and a prompt block's
-// fallback for heads of odd sizes (q8_attention_block.cpp). Always-inline
+// scores, shared by decode attention (runq_c_attention.cpp) and a prompt
+// block's fallback for heads of odd sizes (runq_c_attention_block.cpp). Always-inline
 // bodies, compiled per SimdLevel by their callers.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
-#include "llama/kernels/x86/avx512_transpose.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
 #include "kernels/x86/expf_lanes.hpp"
+#include "kernels/x86/runq_c_softmax_avx512.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::q8::detail {
 
@@ -30,24 +27,6 @@ LLAMA_ALWAYS_INLINE void prefetch_row(const float* rows, int64_t t, int64_t n_po
   const float* r = rows + t * stride;
   for (int64_t i = 0; i < hs; i += 16) __builtin_prefetch(r + i);
 }
-
-#if LLAMA_HAVE_X86_TARGETS
-// The largest of x[0, n), n > 0. Equal to runq.c's running max except
-// perhaps for the sign of a zero maximum, which x - max does not see.
-LLAMA_TARGET_AVX512 inline float max_avx512(const float* x, int64_t n) {
-  __m512 m = _mm512_set1_ps(x[0]);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    m = _mm512_maskz_max_ps(::llama::detail::avx512::kFull16, m, _mm512_loadu_ps(x + i));
-  if (i < n) {
-    const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1);
-    m = _mm512_mask_max_ps(m, tail, m, _mm512_maskz_loadu_ps(tail, x + i));
-  }
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, m);
-  return *std::max_element(lanes, lanes + 16);
-}
-#endif
 
 // out = sum_t p_t v_t for a head of HS elements: the sums from zero, FMAs in
 // position order (softmax_mix's), held in registers.
@@ -66,8 +45,9 @@ LLAMA_ALWAYS_INLINE void mix_fixed(const float* p, int64_t n_pos, const float* v
 }
 
 // runq.c's softmax over scores[0, n_pos), then out = sum_t p_t v_t. Wide:
-// the level has AVX-512 (the max and the exps in its lanes; the sum stays
-// runq.c's chain in position order).
+// the level has AVX-512 (the max and the exps in its lanes,
+// x86/runq_c_softmax_avx512.hpp and x86/expf_lanes.hpp; the sum stays runq.c's
+// chain in position order).
 template <bool Fma, bool Wide>
 LLAMA_ALWAYS_INLINE void softmax_mix(float* scores, int64_t n_pos, const float* values,
                                      int64_t stride, float* out, int64_t hs) {
