@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "llama/error.hpp"
-#include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
-#include "llama/kernels/products/gemm_f32.hpp"
-#include "llama/kernels/numbers/half.hpp"
-#include "llama/kernels/products/half_products.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
+#include "llama/kernels/products/half_products.hpp"
 #include "test_support.hpp"
 
 using namespace llama;
@@ -111,8 +111,13 @@ TEST_CASE("bf16/f16 batch paths against the portable kernel and decode's bits", 
               if (check_decode) {
                 const auto xt =
                     std::span(x).subspan(static_cast<size_t>(t * ld), static_cast<size_t>(cols));
-                blocks_matvec_rows_f32(dec, h.m, xt, 0, rows, decode);
-                // The 4-row decode kernel: the same bits, over a split row range.
+                // Decode one row at a time (blocks_matvec_rows_f32: at avx512_vnni the
+                // avx512 decode kernel's one-row form), then the 4-row kernel over a
+                // split row range: the same bits.
+                for (int64_t r = 0; r < rows; ++r) {
+                  blocks_matvec_rows_f32(std::span(dec).subspan(static_cast<size_t>(r), 1), h.m, xt,
+                                         r, r + 1, decode);
+                }
                 std::vector<float> four(static_cast<size_t>(rows));
                 const int64_t mid = rows / 2;
                 half_matvec_rows(std::span(four).first(static_cast<size_t>(mid)), h.m, xt, 0, mid,

@@ -1,4 +1,4 @@
-// Private to the core: the SIMD kernels behind block_products.hpp.
+// Private to the core: the SIMD kernels behind gguf_products.hpp.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +19,13 @@ void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n, i
                            float* scales);
 
 // blocks_matvec_rows_f32 with AVX-512 (F, BW, VL: every CPU with VNNI has
-// them) for every kind but Q8_0; the caller checks the CPU.
+// them) for Q4_0, Q4_K and Q6_K (bf16/f16 rows: half_kernels.hpp's
+// half_matvec_rows_avx512); the caller checks the CPU.
 void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
                                    std::span<const float> x, int64_t row_begin, int64_t row_end);
 
 // quantize_activations_q8_0_blocks of `blocks` blocks of 32 with AVX-512 or
-// AVX2 (block_quantize_simd.cpp): the portable loop's bits; the caller checks
+// AVX2 (x86/gguf_quantize_simd.cpp): the portable loop's bits; the caller checks
 // the CPU.
 void quantize_q8_0_blocks_avx512(const float* x, int64_t blocks, int8_t* values, float* scales);
 void quantize_q8_0_blocks_avx2(const float* x, int64_t blocks, int8_t* values, float* scales);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/products/gguf_kernels.hpp"
+#include "kernels/products/half_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
@@ -322,9 +323,17 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel) {
-  if (w.kind != BlockKind::q8_0 && avx512_kernels(kernel)) {
-    detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
-    return;
+  if (avx512_kernels(kernel)) {
+    if (w.kind == BlockKind::f16 || w.kind == BlockKind::bf16) {
+      // Decode's bf16/f16 kernel (half_products.hpp's avx512 path), 4 rows at
+      // a time: every row the bits of a one-row call.
+      detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
+      return;
+    }
+    if (w.kind != BlockKind::q8_0) {
+      detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
+      return;
+    }
   }
   // One block (at most 256 values) at a time, dequantized into registers'
   // worth of stack and summed in 16 f32 lanes.

@@ -11,8 +11,10 @@
 namespace llama::detail {
 
 // Decode, AVX-512 F/BW/VL: out[r - row_begin] for rows [row_begin, row_end),
-// 4 rows at a time, prefetched into L2 in address order 16 KiB ahead;
-// blocks_matvec_rows_f32_avx512's bits (bf16, f16).
+// 4 rows at a time, prefetched into L2 in address order 16 KiB ahead; per row
+// 16 f32 lanes of FMAs in column order and the pairwise horizontal sum, so
+// each row has the bits of a one-row call. Also blocks_matvec_rows_f32's
+// bf16/f16 rows with KernelSet::avx512_vnni.
 void half_matvec_rows_avx512(float* out, const BlockMatrix& w, const float* x, int64_t row_begin,
                              int64_t row_end);
 

@@ -1,7 +1,8 @@
-// AVX-512 matrix-vector kernels with f32 activations for F16, BF16, Q4_0,
-// Q4_K and Q6_K weights read in place (decode). Each weight takes its exact
-// value (blocks.hpp): integer codes are widened to f32 exactly and the block
-// scales applied in f32, so the only rounding is the f32 summation's.
+// AVX-512 matrix-vector kernels with f32 activations for Q4_0, Q4_K and Q6_K
+// weights read in place (decode; F16 and BF16 rows: half_products_avx512.cpp).
+// Each weight takes its exact value (gguf_blocks.hpp): integer codes are
+// widened to f32 exactly and the block scales applied in f32, so the only
+// rounding is the f32 summation's.
 // Per block the codes' dot with x is taken first and the scales after, with the
 // codes' offsets folded into per-block sums of x computed once per vector:
 //   Q4_0:  d * (sum q x - 8 sum x)
@@ -40,34 +41,6 @@ LLAMA_AVX512 inline __m512i load16_u8(const uint8_t* p) {
 }
 
 LLAMA_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_maskz_cvtepi32_ps(kAll, v); }
-
-LLAMA_AVX512 float row_f16(const uint16_t* w, const float* x, int64_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 32 <= n; k += 32) {
-    const __m256i h0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + k));
-    const __m256i h1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + k + 16));
-    a0 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll, h0), _mm512_loadu_ps(x + k), a0);
-    a1 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(kAll, h1), _mm512_loadu_ps(x + k + 16), a1);
-  }
-  for (; k < n; k += 16) {
-    const auto m = static_cast<__mmask16>(n - k >= 16 ? 0xffff : (1u << (n - k)) - 1);
-    const __m256i h = _mm256_maskz_loadu_epi16(m, w + k);
-    a0 = _mm512_fmadd_ps(_mm512_maskz_cvtph_ps(m, h), _mm512_maskz_loadu_ps(m, x + k), a0);
-  }
-  return hsum(_mm512_add_ps(a0, a1));
-}
-
-LLAMA_AVX512 float row_bf16(const uint16_t* w, const float* x, int64_t n) {
-  __m512 a0 = _mm512_setzero_ps();
-  for (int64_t k = 0; k < n; k += 16) {
-    const auto m = static_cast<__mmask16>(n - k >= 16 ? 0xffff : (1u << (n - k)) - 1);
-    const __m512i h = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + k));
-    const __m512 v = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, h, 16));
-    a0 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x + k), a0);
-  }
-  return hsum(a0);
-}
 
 // Q4_0: sx[b] = sum of x's block b.
 LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx, int64_t blocks) {
@@ -242,12 +215,6 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
     const std::byte* row = w.row(r);
     float v = 0.0f;
     switch (w.kind) {
-      case BlockKind::f16:
-        v = row_f16(reinterpret_cast<const uint16_t*>(row), x.data(), n);
-        break;
-      case BlockKind::bf16:
-        v = row_bf16(reinterpret_cast<const uint16_t*>(row), x.data(), n);
-        break;
       case BlockKind::q4_0:
         v = row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), x.data(), sx, n / 32);
         break;
@@ -257,8 +224,10 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
       case BlockKind::q6_k:
         v = row_q6_k(reinterpret_cast<const BlockQ6_K*>(row), x.data(), sx, n / 256);
         break;
+      case BlockKind::f16:
+      case BlockKind::bf16:
       case BlockKind::q8_0:
-        break;  // the caller takes the portable path
+        break;  // the caller takes half_matvec_rows_avx512, or the portable path
     }
     out[static_cast<size_t>(r - row_begin)] = v;
   }

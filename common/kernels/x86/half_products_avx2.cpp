@@ -1,11 +1,10 @@
 // AVX2 kernels for bf16/f16 weights read in place: decode's matrix-vector
 // rows at the avx2 level (an x86-64-v3 CPU, or LLAMA_CPU_LEVEL=avx2), every
-// result half_products_avx512.cpp's (blocks_f32_avx512.cpp's row_bf16 /
-// row_f16) bit for bit: its 16 f32 lanes held as two ymm, lane for lane the
-// same fused multiply-adds in the same order (bf16: one accumulator over
-// 16-value steps; f16: two over 32-value steps, the tail into the first), the
-// same zero padding past the columns and the same pairwise horizontal sum.
-// Before this the avx2 level ran blocks_matvec_rows_f32's portable loop.
+// result half_products_avx512.cpp's bit for bit: its 16 f32 lanes held as two
+// ymm, lane for lane the same fused multiply-adds in the same order (bf16: one
+// accumulator over 16-value steps; f16: two over 32-value steps, the tail into
+// the first), the same zero padding past the columns and the same pairwise
+// horizontal sum.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -65,7 +64,7 @@ LLAMA_TARGET_AVX2 inline void tail_weights(const uint16_t* row, int64_t cols, co
 // R rows at a time sharing each load of x, prefetching as
 // half_products_avx512.cpp's bf16_rows does (R lines per 32-value step in
 // address order, kDecodePrefetch bytes ahead). Per row: lanes 0..7 in
-// acc[r][0], 8..15 in acc[r][1], one FMA per 16 values as row_bf16.
+// acc[r][0], 8..15 in acc[r][1], one FMA per 16 values as there.
 template <int R>
 LLAMA_TARGET_AVX2 void bf16_rows(const uint16_t* w, int64_t cols, const float* x, const Tail& tail,
                                  float* out) {
@@ -107,8 +106,8 @@ LLAMA_TARGET_AVX2 void bf16_rows(const uint16_t* w, int64_t cols, const float* x
   for (int r = 0; r < R; ++r) out[r] = hsum(acc[r][0], acc[r][1]);
 }
 
-// f16: row_f16's two accumulators (a0 for the first 16 values of each
-// 32-value step and for the tail, a1 for the second 16), each as two ymm.
+// f16: the avx512 f16_rows' two accumulators (a0 for the first 16 values of
+// each 32-value step and for the tail, a1 for the second 16), each as two ymm.
 template <int R>
 LLAMA_TARGET_AVX2 void f16_rows(const uint16_t* w, int64_t cols, const float* x, const Tail& tail,
                                 float* out) {

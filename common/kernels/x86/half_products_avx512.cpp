@@ -1,9 +1,9 @@
 // AVX-512 kernels for bf16/f16 weights read in place: decode's matrix-vector
-// rows, every result blocks_f32_avx512.cpp's row_bf16 / row_f16 bit for bit
-// (the same 16 f32 lanes, the same fused multiply-adds in the same order, the
-// same pairwise horizontal sum), and the rounding of activations to bf16 for
-// the fast path (whose products oneDNN runs: half_products_onednn.cpp).
-// Exact batches run the core's f32 GEMM instead (gemm_f32.hpp).
+// rows (per row 16 f32 lanes of fused multiply-adds in column order, then the
+// pairwise horizontal sum, whatever the number of rows per pass), and the
+// rounding of activations to bf16 for the fast path (whose products oneDNN
+// runs: half_products_onednn.cpp). Exact batches run the core's f32 GEMM
+// instead (gemm_f32.hpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,10 +35,10 @@ constexpr int64_t kDecodePrefetch = 16384;
 constexpr auto kDecodeHint = _MM_HINT_T2;
 // The masked (maskz, all lanes) forms of the shift and widening intrinsics:
 // GCC 12 warns that the plain forms' undefined source "may be used
-// uninitialized" (as in blocks_f32_avx512.cpp).
+// uninitialized" (as in gguf_f32_avx512.cpp).
 constexpr __mmask16 kAll = 0xffff;
 
-// row_bf16/row_f16's horizontal sum, pairwise in this order.
+// Decode's horizontal sum, pairwise in this order.
 LLAMA_TARGET_AVX512 inline float hsum(__m512 v) {
   alignas(64) float t[16];
   _mm512_store_ps(t, v);
@@ -65,7 +65,8 @@ LLAMA_TARGET_AVX512 inline __m512 bf16_upcast(__m256i h) {
 // bytes ahead of the pass's linear position: the R rows are contiguous, so the
 // prefetches sweep the block's bytes once, in order, a fixed distance ahead
 // (into the next rows, the next block, the next matrix). Per row the same
-// lanes and order as row_bf16/row_f16.
+// lanes and order for every R: bf16 one accumulator over 16-value steps, f16
+// two over 32-value steps (the tail into the first).
 template <int R>
 LLAMA_TARGET_AVX512 void bf16_rows(const uint16_t* w, int64_t cols, const float* x, float* out) {
   __m512 acc[R];

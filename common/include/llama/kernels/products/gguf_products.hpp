@@ -81,7 +81,8 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 // F16, BF16, Q4_0, Q4_K, Q6_K weights (Q8_0 too, exactly): out[r - row_begin]
 // = sum over k of dequantized w[r, k] * x[k], in f32. `kernel` avx512_vnni
-// takes the AVX-512 kernels (blocks_f32_avx512.cpp), which sum in another
+// takes the AVX-512 kernels (x86/gguf_f32_avx512.cpp; for F16 and BF16
+// half_matvec_rows' avx512 path, half_products.hpp), which sum in another
 // order than the portable loop: equal to f32 rounding, not bit for bit.
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel);

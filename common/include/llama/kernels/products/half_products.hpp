@@ -1,11 +1,12 @@
 // Products with bf16 and f16 weights read in place: the rows of the core's
-// product table for DType::bf16 / f16 (kernels/products.hpp). Every exact
-// path computes on the exactly upcast weights in f32. Decode keeps the block
-// kernels' definition (kernels/block_products.hpp blocks_matvec_rows_f32:
-// upcast in registers, 16 f32 lanes, a pairwise sum), 4 rows at a time
-// (half_matvec_rows); an exact batch on AVX-512 is the f32 model's batch
-// product instead (the core's GEMM, kernels/gemm_f32.hpp: one FMA chain per
-// result), so its results equal decode's to f32 rounding, not bit for bit.
+// product table for DType::bf16 / f16 (dispatch/product_table.hpp). Every
+// exact path computes on the exactly upcast weights in f32. Decode upcasts in
+// registers and sums in 16 f32 lanes reduced pairwise, 4 rows at a time
+// (half_matvec_rows; gguf_products.hpp's blocks_matvec_rows_f32 runs the same
+// kernel for bf16/f16 with KernelSet::avx512_vnni); an exact batch on AVX-512
+// is the f32 model's batch product instead (the core's GEMM,
+// products/gemm_f32.hpp: one FMA chain per result), so its results equal
+// decode's to f32 rounding, not bit for bit.
 //
 // Paths, by numerics policy (llama/numerics.hpp) and CPU:
 // - exact, portable: blocks_matvec_rows_f32(KernelSet::portable) per vector,
@@ -71,8 +72,9 @@ namespace llama {
 // Decode: out[r - row_begin] = row r of W . x for rows [row_begin, row_end).
 // `path` avx512: 4 rows at a time sharing each load of x, the rows' bytes
 // prefetched into L2 in address order 16 KiB ahead (AVX-512 F/BW/VL), each result
-// blocks_matvec_rows_f32's (KernelSet::avx512_vnni) bit for bit; avx2: the
-// same bits with AVX2/FMA/F16C (4 bf16 or 3 f16 rows at a time); portable:
+// that of a one-row call bit for bit (and blocks_matvec_rows_f32's with
+// KernelSet::avx512_vnni); avx2: the same bits with AVX2/FMA/F16C (4 bf16 or
+// 3 f16 rows at a time); portable:
 // blocks_matvec_rows_f32's portable loop. Throws Error for another path or one this CPU lacks.
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                       int64_t row_begin, int64_t row_end, HalfPath path);
