@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "kernels/steps/attend_block.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
@@ -32,7 +33,9 @@ namespace {
 constexpr int64_t L = q8::kAttendQueries;  // 16 queries a block, one per f32 lane
 // Full masks for the maskz forms: GCC 12 warns that the plain forms'
 // undefined source "may be used uninitialized" (as in half_products_avx512.cpp).
-constexpr __mmask8 kAll8 = 0xff, kAll4 = 0xf;
+// kAll4: the 4 doubles of a ymm.
+using simd::kFull8;
+constexpr __mmask8 kAll4 = 0xf;
 constexpr int64_t kMixAhead = 8;
 // Queries a pass of the value sums. 8 x 32 elements rather than 4 x 64: each
 // value row is read half as often (a head's rows are 4 KiB apart in the 340M
@@ -51,7 +54,7 @@ LLAMA_TARGET_AVX512 inline void score_keys(float scale, const double* qd, int h0
   for (int j = 0; j < K; ++j) {
     for (int64_t i = 0; i < hs; i += 8) {
       _mm512_storeu_pd(kd + j * hs + i,
-                       _mm512_maskz_cvtps_pd(kAll8, _mm256_loadu_ps(k + j * stride + i)));
+                       _mm512_maskz_cvtps_pd(kFull8, _mm256_loadu_ps(k + j * stride + i)));
     }
     // The keys after these (a hint: it may run past the cache's rows).
     for (int64_t i = 0; i < hs; i += 16) {
@@ -78,7 +81,7 @@ LLAMA_TARGET_AVX512 inline void score_keys(float scale, const double* qd, int h0
     if (H == 1) _mm256_storeu_ps(st + j * L + 8 * (1 - h0), _mm256_setzero_ps());
     for (int h = 0; h < H; ++h) {
       _mm256_storeu_ps(st + j * L + 8 * (h0 + h),
-                       _mm256_div_ps(_mm512_maskz_cvtpd_ps(kAll8, acc[j][h]), s));
+                       _mm256_div_ps(_mm512_maskz_cvtpd_ps(kFull8, acc[j][h]), s));
     }
   }
 }
@@ -168,8 +171,8 @@ LLAMA_TARGET_AVX512 void score_query_block_double_avx512(float scale, const floa
       const __m512d lanes = _mm512_castps_pd(r[e]);
       const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll4, lanes, 0));
       const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll4, lanes, 1));
-      _mm512_storeu_pd(row, _mm512_maskz_cvtps_pd(kAll8, lo));
-      _mm512_storeu_pd(row + 8, _mm512_maskz_cvtps_pd(kAll8, hi));
+      _mm512_storeu_pd(row, _mm512_maskz_cvtps_pd(kFull8, lo));
+      _mm512_storeu_pd(row + 8, _mm512_maskz_cvtps_pd(kFull8, hi));
     }
   }
   double kd[8 * kMaxBlockHead];  // f64 [8, hs]: the keys being scored, widened
@@ -190,10 +193,10 @@ LLAMA_TARGET_AVX512 void score_query_block_double_avx512(float scale, const floa
 // Lane l's keys: t < n_pos[l] (int32 lanes: a block's key counts are far
 // below 2^31).
 LLAMA_TARGET_AVX512 inline __m512i key_counts(const int64_t* n_pos) {
-  const __m256i lo = _mm512_maskz_cvtepi64_epi32(kAll8, _mm512_loadu_si512(n_pos));
-  const __m256i hi = _mm512_maskz_cvtepi64_epi32(kAll8, _mm512_loadu_si512(n_pos + 8));
-  const __m512i low = _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), lo, 0);
-  return _mm512_maskz_inserti64x4(kAll8, low, hi, 1);
+  const __m256i lo = _mm512_maskz_cvtepi64_epi32(kFull8, _mm512_loadu_si512(n_pos));
+  const __m256i hi = _mm512_maskz_cvtepi64_epi32(kFull8, _mm512_loadu_si512(n_pos + 8));
+  const __m512i low = _mm512_maskz_inserti64x4(kFull8, _mm512_setzero_si512(), lo, 0);
+  return _mm512_maskz_inserti64x4(kFull8, low, hi, 1);
 }
 
 LLAMA_TARGET_AVX512 void block_max_avx512(const float* st, int64_t n_keys, const int64_t* n_pos,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/x86/simd.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
@@ -119,6 +120,10 @@ struct PortableCvt {
 };
 
 #if LLAMA_HAVE_X86_TARGETS
+using detail::simd::kFull16;
+using detail::simd::kFull8;
+using detail::simd::tail_mask;
+
 struct Avx2Cvt {
   LLAMA_TARGET_AVX2 static void widen(const uint16_t* in, float* out, int64_t n) {
     int64_t i = 0;
@@ -156,7 +161,7 @@ struct Avx512Cvt {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
       const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-      _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(0xffff, h));
+      _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(kFull16, h));
     }
     for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
   }
@@ -164,7 +169,7 @@ struct Avx512Cvt {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
       const __m256i h =
-          _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+          _mm512_maskz_cvtps_ph(kFull16, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
     }
     for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
@@ -189,8 +194,8 @@ struct Avx512Cvt {
   }
   // _mm512_reduce_add_ps's order written out (l + 8, l + 4, l + 2, l + 1).
   LLAMA_TARGET_AVX512 static float reduce_tree(__m512 v) {
-    const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xff, v, 0),
-                                   _mm512_maskz_extractf32x8_ps(0xff, v, 1));
+    const __m256 h = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(kFull8, v, 0),
+                                   _mm512_maskz_extractf32x8_ps(kFull8, v, 1));
     const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     const __m128 d = _mm_add_ps(q, _mm_movehl_ps(q, q));
     return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
@@ -211,7 +216,7 @@ struct Avx512Cvt {
             _mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
             _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
         u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
-    __m512 e = _mm512_maskz_scalef_ps(0xffff, j, n);
+    __m512 e = _mm512_maskz_scalef_ps(kFull16, j, n);
     if (d != 0) {
       const __m512 alt =
           _mm512_mask_blend_ps(_mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ),
@@ -246,9 +251,6 @@ struct Avx512Cvt {
           a + i, k,
           _mm512_add_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i)));
     }
-  }
-  static __mmask16 tail_mask(int64_t left) {
-    return left >= kLanes ? __mmask16{0xffff} : static_cast<__mmask16>((1u << left) - 1u);
   }
 };
 #endif

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kernels/products/gemm_f32_tile.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
@@ -24,8 +25,11 @@ namespace {
 constexpr int kTileRows = 6;  // 6 rows x 4 vectors = 24 accumulators of 32 registers
 constexpr int kVectors = kGroupTokens / kSliceTokens;
 
-// The maskz forms throughout: GCC 12 warns about the undefined pass-through of the plain ones.
-constexpr __mmask16 kAll = 0xFFFF;
+// The maskz forms throughout (simd.hpp's kFull16): GCC 12 warns about the
+// undefined pass-through of the plain ones.
+using simd::bf16_widen16;
+using simd::kFull16;
+using simd::tail_mask;
 
 // f32 [cols, kGroupTokens] <- X[0..tokens, 0..cols) transposed; tokens past
 // `tokens` (up to the group's last vector in use) are zero.
@@ -52,15 +56,13 @@ LLAMA_TARGET_AVX512 void pack_group(float* xt, const float* x, int64_t ldx, int6
 template <GemmWeights Type>
 LLAMA_TARGET_AVX512 void widen(float* to, const uint16_t* from, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const int64_t left = n - i;
-    const auto m = left >= 16 ? kAll : static_cast<__mmask16>((uint32_t{1} << left) - 1u);
+    const __mmask16 m = tail_mask(n - i);
     const __m256i h = _mm256_maskz_loadu_epi16(m, from + i);
     __m512 f;
     if constexpr (Type == GemmWeights::bf16) {
-      f = _mm512_castsi512_ps(
-          _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+      f = bf16_widen16(kFull16, h);
     } else {
-      f = _mm512_maskz_cvtph_ps(kAll, h);
+      f = _mm512_maskz_cvtph_ps(kFull16, h);
     }
     _mm512_mask_storeu_ps(to + i, m, f);
   }

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kernels/products/gguf_kernels.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/uninitialized_array.hpp"
 
@@ -23,24 +24,15 @@
 namespace llama::detail {
 namespace {
 
-constexpr __mmask16 kAll = 0xffff;
-
-// Horizontal sum, pairwise (written out: GCC 12 warns on the reduce intrinsics).
-LLAMA_AVX512 inline float hsum(__m512 v) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  for (int w = 8; w > 0; w /= 2) {
-    for (int i = 0; i < w; ++i) t[i] += t[i + w];
-  }
-  return t[0];
-}
+using simd::hsum;
+using simd::kFull16;
 
 // 16 bytes widened to 16 int32 lanes.
 LLAMA_AVX512 inline __m512i load16_u8(const uint8_t* p) {
-  return _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm512_maskz_cvtepu8_epi32(kFull16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-LLAMA_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_maskz_cvtepi32_ps(kAll, v); }
+LLAMA_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_maskz_cvtepi32_ps(kFull16, v); }
 
 // Q4_0: sx[b] = sum of x's block b.
 LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx, int64_t blocks) {
@@ -50,7 +42,7 @@ LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx,
   for (int64_t b = 0; b < blocks; ++b) {
     const __m512i v = load16_u8(w[b].qs);
     const __m512 lo = to_f32(_mm512_and_si512(v, low));
-    const __m512 hi = to_f32(_mm512_maskz_srli_epi32(kAll, v, 4));
+    const __m512 hi = to_f32(_mm512_maskz_srli_epi32(kFull16, v, 4));
     __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(x + 32 * b));
     t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 32 * b + 16), t);
     uint16_t h;
@@ -88,9 +80,9 @@ LLAMA_AVX512 void rows_q4_0(const std::byte* w, int64_t row_bytes, const std::by
     const auto row = [&](int i, __m512& acc, float& corr) LLAMA_AVX512 {
       const auto* blk = reinterpret_cast<const BlockQ4_0*>(w + i * row_bytes) + b;
       const __m512i v = load16_u8(blk->qs);
-      const __m512 lo = _mm512_maskz_permutexvar_ps(kAll, v, table);
+      const __m512 lo = _mm512_maskz_permutexvar_ps(kFull16, v, table);
       const __m512 hi =
-          _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, v, 4), table);
+          _mm512_maskz_permutexvar_ps(kFull16, _mm512_maskz_srli_epi32(kFull16, v, 4), table);
       __m512 t = _mm512_mul_ps(lo, x0);
       t = _mm512_fmadd_ps(hi, x1, t);
       uint16_t h;
@@ -125,9 +117,9 @@ LLAMA_AVX512 float row_q4_k(const BlockQ4_K* w, const float* x, const float* sx,
       __m512 t0 = _mm512_mul_ps(to_f32(_mm512_and_si512(v0, low)), _mm512_loadu_ps(xs));
       t0 = _mm512_fmadd_ps(to_f32(_mm512_and_si512(v1, low)), _mm512_loadu_ps(xs + 16), t0);
       __m512 t1 =
-          _mm512_mul_ps(to_f32(_mm512_maskz_srli_epi32(kAll, v0, 4)), _mm512_loadu_ps(xs + 32));
-      t1 = _mm512_fmadd_ps(to_f32(_mm512_maskz_srli_epi32(kAll, v1, 4)), _mm512_loadu_ps(xs + 48),
-                           t1);
+          _mm512_mul_ps(to_f32(_mm512_maskz_srli_epi32(kFull16, v0, 4)), _mm512_loadu_ps(xs + 32));
+      t1 = _mm512_fmadd_ps(to_f32(_mm512_maskz_srli_epi32(kFull16, v1, 4)),
+                           _mm512_loadu_ps(xs + 48), t1);
       acc = _mm512_fmadd_ps(t0, _mm512_set1_ps(d * sc0), acc);
       acc = _mm512_fmadd_ps(t1, _mm512_set1_ps(d * sc1), acc);
       corr = std::fma(dmin * m0, sx[8 * b + 2 * p], corr);
@@ -154,19 +146,20 @@ LLAMA_AVX512 float row_q6_k(const BlockQ6_K* w, const float* x, const float* sx,
         const __m512i a = load16_u8(ql + 16 * i), c = load16_u8(ql + 32 + 16 * i);
         const __m512i h = load16_u8(qh + 16 * i);
         // q1..q4 of ggml's dequantize_row_q6_K, as 0..63 (the -32 is in corr).
-        const __m512i q1 = _mm512_or_si512(
-            _mm512_and_si512(a, low), _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(h, two), 4));
+        const __m512i q1 =
+            _mm512_or_si512(_mm512_and_si512(a, low),
+                            _mm512_maskz_slli_epi32(kFull16, _mm512_and_si512(h, two), 4));
         const __m512i q2 = _mm512_or_si512(
             _mm512_and_si512(c, low),
-            _mm512_maskz_slli_epi32(kAll,
-                                    _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, h, 2), two), 4));
+            _mm512_maskz_slli_epi32(
+                kFull16, _mm512_and_si512(_mm512_maskz_srli_epi32(kFull16, h, 2), two), 4));
         const __m512i q3 = _mm512_or_si512(
-            _mm512_maskz_srli_epi32(kAll, a, 4),
-            _mm512_maskz_slli_epi32(kAll,
-                                    _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, h, 4), two), 4));
-        const __m512i q4 =
-            _mm512_or_si512(_mm512_maskz_srli_epi32(kAll, c, 4),
-                            _mm512_maskz_slli_epi32(kAll, _mm512_maskz_srli_epi32(kAll, h, 6), 4));
+            _mm512_maskz_srli_epi32(kFull16, a, 4),
+            _mm512_maskz_slli_epi32(
+                kFull16, _mm512_and_si512(_mm512_maskz_srli_epi32(kFull16, h, 4), two), 4));
+        const __m512i q4 = _mm512_or_si512(
+            _mm512_maskz_srli_epi32(kFull16, c, 4),
+            _mm512_maskz_slli_epi32(kFull16, _mm512_maskz_srli_epi32(kFull16, h, 6), 4));
         const __m512i qs[4] = {q1, q2, q3, q4};
         for (int k = 0; k < 4; ++k) {
           const float s = d * static_cast<float>(sc[i + 2 * k]);

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "kernels/products/gguf_kernels.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
@@ -36,12 +37,13 @@ __attribute__((target("f16c"))) LLAMA_ALWAYS_INLINE float block_scale(const floa
 
 LLAMA_TARGET_AVX512 void quantize_q8_0_blocks_avx512(const float* x, int64_t blocks, int8_t* values,
                                                      float* scales) {
-  constexpr __mmask16 all = 0xffff;
+  using simd::kFull16;
   const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
   for (int64_t b = 0; b < blocks; ++b) {
     const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
-    const __m512 m = _mm512_maskz_max_ps(
-        all, _mm512_abs_ps(v0), _mm512_maskz_max_ps(all, _mm512_abs_ps(v1), _mm512_setzero_ps()));
+    const __m512 m =
+        _mm512_maskz_max_ps(kFull16, _mm512_abs_ps(v0),
+                            _mm512_maskz_max_ps(kFull16, _mm512_abs_ps(v1), _mm512_setzero_ps()));
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, m);
     const __m512 id = _mm512_set1_ps(block_scale(lanes, scales[b]));
@@ -49,15 +51,15 @@ LLAMA_TARGET_AVX512 void quantize_q8_0_blocks_avx512(const float* x, int64_t blo
       const __m512 q = _mm512_mul_ps(h == 0 ? v0 : v1, id);
       const __mmask16 number = _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q);
       const __m512 r = _mm512_maskz_min_ps(
-          all,
+          kFull16,
           _mm512_maskz_max_ps(
-              all,
-              _mm512_maskz_roundscale_ps(all, q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+              kFull16,
+              _mm512_maskz_roundscale_ps(kFull16, q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
               lo),
           hi);
       const __m512i n = _mm512_maskz_cvtps_epi32(number, r);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(values + 32 * b + 16 * h),
-                       _mm512_maskz_cvtepi32_epi8(all, n));
+                       _mm512_maskz_cvtepi32_epi8(kFull16, n));
     }
   }
 }

@@ -23,9 +23,9 @@
 #include <cstring>
 
 #include "kernels/products/gguf_kernels.hpp"
+#include "kernels/x86/int8_vnni_ops.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/uninitialized_array.hpp"
-#include "kernels/x86/int8_vnni_ops.hpp"
 
 namespace llama::detail {
 namespace {
@@ -67,20 +67,20 @@ LLAMA_BLOCKS_VNNI inline int32_t reduce_add8(__m256i v) {
 LLAMA_BLOCKS_VNNI inline __m512i reduce8_halves(const __m512i v[8]) {
   __m512i s2[4], s4[2];
   for (int i = 0; i < 4; ++i) {
-    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]));
+    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kFull16, v[2 * i], v[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi32(kFull16, v[2 * i], v[2 * i + 1]));
   }
   // Each 128-bit lane k of s4[i] holds v[4i .. 4i+3]'s partial sums over lane k.
   for (int i = 0; i < 2; ++i) {
-    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, s2[2 * i], s2[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi64(kAll8, s2[2 * i], s2[2 * i + 1]));
+    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kFull8, s2[2 * i], s2[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi64(kFull8, s2[2 * i], s2[2 * i + 1]));
   }
   // 128-bit lanes 0 + 1 are the low halves, 2 + 3 the high ones: lanes of t are
   // [lo v0..v3, hi v0..v3, lo v4..v7, hi v4..v7].
-  const __m512i t = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
-                                     _mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0xdd));
+  const __m512i t = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0x88),
+                                     _mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0xdd));
   const __m512i order = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
-  return _mm512_maskz_permutexvar_epi32(kAll16, order, t);
+  return _mm512_maskz_permutexvar_epi32(kFull16, order, t);
 }
 
 // Blocks [b0, b0 + 16) of row `w` against x: the 16 int32 dots, uncorrected.
@@ -95,7 +95,7 @@ LLAMA_BLOCKS_VNNI inline __m512i dots16(const std::byte* w, const int8_t* x) {
     const auto* lo = reinterpret_cast<const __m256i*>(w + (2 * j) * 34 + 2);
     const auto* hi = reinterpret_cast<const __m256i*>(w + (2 * j + 1) * 34 + 2);
     const __m512i wv = _mm512_maskz_inserti64x4(
-        kAll8, _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), _mm256_loadu_si256(lo), 0),
+        kFull8, _mm512_maskz_inserti64x4(kFull8, _mm512_setzero_si512(), _mm256_loadu_si256(lo), 0),
         _mm256_loadu_si256(hi), 1);
     acc[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(wv, flip),
                                  _mm512_loadu_si512(x + 64 * j));
@@ -109,8 +109,8 @@ LLAMA_BLOCKS_VNNI inline __m512 scales16(const std::byte* w) {
       _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                          _mm512_set1_epi32(34));
   // 4 bytes at each block's start: the scale and two values (inside the block).
-  const __m512i raw = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, at, w, 1);
-  return _mm512_maskz_cvtph_ps(kAll16, _mm512_maskz_cvtepi32_epi16(kAll16, raw));
+  const __m512i raw = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, at, w, 1);
+  return _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw));
 }
 
 LLAMA_BLOCKS_VNNI float row_dot_vnni(const std::byte* w, const int8_t* xv, const float* xs,
@@ -123,7 +123,7 @@ LLAMA_BLOCKS_VNNI float row_dot_vnni(const std::byte* w, const int8_t* xv, const
     const __m512i dots =
         _mm512_sub_epi32(dots16(w + b * 34, xv + b * 32), _mm512_loadu_si512(corr + b));
     _mm512_store_ps(scaled,
-                    _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), scales16(w + b * 34)));
+                    _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, dots), scales16(w + b * 34)));
     for (int j = 0; j < kStep; ++j) val = std::fma(scaled[j], xs[b + j], val);
   }
   for (; b < blocks; ++b) {
@@ -155,8 +155,10 @@ LLAMA_BLOCKS_VNNI void row_dot2_vnni(const std::byte* w0, const std::byte* w1, c
     const __m512i c = _mm512_loadu_si512(corr + b);
     const __m512i d0 = _mm512_sub_epi32(dots16(w0 + b * 34, xv + b * 32), c);
     const __m512i d1 = _mm512_sub_epi32(dots16(w1 + b * 34, xv + b * 32), c);
-    _mm512_store_ps(s0, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, d0), scales16(w0 + b * 34)));
-    _mm512_store_ps(s1, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, d1), scales16(w1 + b * 34)));
+    _mm512_store_ps(s0,
+                    _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, d0), scales16(w0 + b * 34)));
+    _mm512_store_ps(s1,
+                    _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, d1), scales16(w1 + b * 34)));
     for (int j = 0; j < kStep; ++j) {
       v0 = std::fma(s0[j], xs[b + j], v0);
       v1 = std::fma(s1[j], xs[b + j], v1);
@@ -187,7 +189,7 @@ LLAMA_BLOCKS_VNNI void row_dot2_vnni(const std::byte* w0, const std::byte* w1, c
 // upper half is zero there).
 LLAMA_BLOCKS_VNNI inline __m512i q4_0_pair(const std::byte* blk, bool pair) {
   __m512i v = _mm512_maskz_broadcast_i32x4(
-      kAll16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+      kFull16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
   if (pair) {
     v = _mm512_mask_broadcast_i32x4(v, 0xff00,
                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)));
@@ -231,7 +233,7 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
     const __m512i xq =
         pair ? _mm512_loadu_si512(xv + g * 32)
              : _mm512_maskz_inserti64x4(
-                   kAll8, _mm512_setzero_si512(),
+                   kFull8, _mm512_setzero_si512(),
                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + g * 32)), 0);
     __m512i acc[16];
 #pragma GCC unroll 16
@@ -246,7 +248,7 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
             pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : lo;
         wu = _mm512_xor_si512(
             _mm512_maskz_inserti64x4(
-                kAll8, _mm512_maskz_inserti64x4(kAll8, _mm512_setzero_si512(), lo, 0), hi, 1),
+                kFull8, _mm512_maskz_inserti64x4(kFull8, _mm512_setzero_si512(), lo, 0), hi, 1),
             flip);
       }
       acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wu, xq);
@@ -257,10 +259,11 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
       const int64_t b = g + h;
       const __m512i dots = _mm512_sub_epi32(h == 0 ? lo : hi, _mm512_set1_epi32(corr[b]));
       const __m512i raw =
-          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kAll16, row_at, w + b * kBytes, 1);
-      const __m512 scale = _mm512_maskz_cvtph_ps(kAll16, _mm512_maskz_cvtepi32_epi16(kAll16, raw));
-      const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), scale);
-      val = _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(xs[b]), val);
+          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, row_at, w + b * kBytes, 1);
+      const __m512 scale =
+          _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw));
+      const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, dots), scale);
+      val = _mm512_maskz_fmadd_ps(kFull16, scaled, _mm512_set1_ps(xs[b]), val);
     }
   }
   _mm512_storeu_ps(out, val);

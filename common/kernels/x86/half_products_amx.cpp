@@ -28,8 +28,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/x86/amx_tiles.hpp"
 #include "kernels/products/half_kernels.hpp"
+#include "kernels/x86/amx_tiles.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 #include "llama/uninitialized_array.hpp"
@@ -90,7 +91,7 @@ LLAMA_TARGET_AVX512 void store_transposed(const float* c, const float* c2, float
     if (c2 != nullptr) v[i] = _mm512_add_ps(v[i], _mm512_load_ps(c2 + i * 16));
   }
   avx512::transpose16(v);
-  const auto m = static_cast<__mmask16>(rows >= 16 ? 0xffff : (1u << rows) - 1);
+  const __mmask16 m = simd::tail_mask(rows);
   for (int64_t t = 0; t < std::min<int64_t>(tokens, 16); ++t) {
     _mm512_mask_storeu_ps(out + (tb + t) * out_stride + rb, m, v[t]);
   }

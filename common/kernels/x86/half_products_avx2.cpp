@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/products/half_kernels.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
@@ -34,8 +35,7 @@ LLAMA_TARGET_AVX2 inline float hsum(__m256 lo, __m256 hi) {
 
 // 8 bf16 to f32 exactly: a 16-bit shift.
 LLAMA_TARGET_AVX2 inline __m256 bf16_8(const uint16_t* p) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  return simd::bf16_widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
 // 8 f16 to f32 exactly (vcvtph2ps, F16C).

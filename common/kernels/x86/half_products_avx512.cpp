@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/products/half_kernels.hpp"
+#include "kernels/x86/simd.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
@@ -33,29 +34,13 @@ constexpr int64_t kDecodePrefetch = 16384;
 // none 0.54-0.62, NTA 0.36-0.46; f16 0.85 vs 0.74): an L1 prefetch holds a
 // fill buffer until its line arrives, one to L2 frees it for the loads.
 constexpr auto kDecodeHint = _MM_HINT_T2;
-// The masked (maskz, all lanes) forms of the shift and widening intrinsics:
-// GCC 12 warns that the plain forms' undefined source "may be used
-// uninitialized" (as in gguf_f32_avx512.cpp).
-constexpr __mmask16 kAll = 0xffff;
-
-// Decode's horizontal sum, pairwise in this order.
-LLAMA_TARGET_AVX512 inline float hsum(__m512 v) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  for (int w = 8; w > 0; w /= 2) {
-    for (int i = 0; i < w; ++i) t[i] += t[i + w];
-  }
-  return t[0];
-}
-
-LLAMA_TARGET_AVX512 inline __mmask16 tail_mask(int64_t left) {
-  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-}
-
-LLAMA_TARGET_AVX512 inline __m512 bf16_upcast(__m256i h) {
-  return _mm512_castsi512_ps(
-      _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
-}
+// The masked (maskz, all lanes) forms of the shift and widening intrinsics
+// throughout (simd.hpp's kFull16). Decode's horizontal sum is simd.hpp's
+// hsum, pairwise in its order.
+using simd::bf16_widen16;
+using simd::hsum;
+using simd::kFull16;
+using simd::tail_mask;
 
 // Decode: rows [row_begin, row_end) of W x into out[r - row_begin], R rows at a
 // time so each 16 values of x are loaded once for R rows and R independent
@@ -80,18 +65,19 @@ LLAMA_TARGET_AVX512 void bf16_rows(const uint16_t* w, int64_t cols, const float*
     const __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
     for (int r = 0; r < R; ++r) {
       const uint16_t* p = w + r * cols + k;
-      acc[r] = _mm512_fmadd_ps(bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
-                               x0, acc[r]);
       acc[r] = _mm512_fmadd_ps(
-          bf16_upcast(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))), x1, acc[r]);
+          bf16_widen16(kFull16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), x0,
+          acc[r]);
+      acc[r] = _mm512_fmadd_ps(
+          bf16_widen16(kFull16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))), x1,
+          acc[r]);
     }
   }
   for (; k < cols; k += 16) {
     const __mmask16 m = tail_mask(cols - k);
     const __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
     for (int r = 0; r < R; ++r) {
-      const __m512 wv = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
-          kAll, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, w + r * cols + k)), 16));
+      const __m512 wv = bf16_widen16(m, _mm256_maskz_loadu_epi16(m, w + r * cols + k));
       acc[r] = _mm512_fmadd_ps(wv, xv, acc[r]);
     }
   }
@@ -112,10 +98,11 @@ LLAMA_TARGET_AVX512 void f16_rows(const uint16_t* w, int64_t cols, const float* 
     for (int r = 0; r < R; ++r) {
       const uint16_t* p = w + r * cols + k;
       a0[r] = _mm512_fmadd_ps(
-          _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), x0,
-          a0[r]);
+          _mm512_maskz_cvtph_ps(kFull16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
+          x0, a0[r]);
       a1[r] = _mm512_fmadd_ps(
-          _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))),
+          _mm512_maskz_cvtph_ps(kFull16,
+                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16))),
           x1, a1[r]);
     }
   }
@@ -152,7 +139,7 @@ LLAMA_TARGET_AVX512_BF16 inline __m512 bf16_half(__m512i v) {
   // The maskz form: GCC 12 warns the plain one's (and the cast's) undefined source
   // "may be used uninitialized".
   const __m256i h = _mm512_maskz_extracti64x4_epi64(0xff, v, High ? 1 : 0);
-  return bf16_upcast(h);
+  return bf16_widen16(kFull16, h);
 }
 
 // Plane `plane` of token t's columns [kb * 32, kb * 32 + 32) as bf16 pairs:

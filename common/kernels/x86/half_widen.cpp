@@ -21,6 +21,8 @@
 
 #if LLAMA_HAVE_X86_TARGETS
 #include <immintrin.h>
+
+#include "kernels/x86/simd.hpp"
 #endif
 
 namespace llama {
@@ -35,21 +37,20 @@ void bf16_rows_portable(const uint16_t* in, float* out, size_t n) {
 }
 
 #if LLAMA_HAVE_X86_TARGETS
-// The maskz forms: GCC 12 warns that the plain forms' undefined source "may
-// be used uninitialized" (as in blocks_f32_avx512.cpp).
-constexpr __mmask16 kAll = 0xffff;
-
-LLAMA_TARGET_AVX512 inline __mmask16 tail_mask(size_t left) {
-  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-}
+// The maskz forms (simd.hpp's kFull16): GCC 12 warns that the plain forms'
+// undefined source "may be used uninitialized".
+using detail::simd::bf16_widen16;
+using detail::simd::bf16_widen8;
+using detail::simd::kFull16;
+using detail::simd::tail_mask;
 
 LLAMA_TARGET_AVX512 void f16_rows_avx512(const uint16_t* in, float* out, size_t n) {
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 16));
-    _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(kAll, a));
-    _mm512_storeu_ps(out + i + 16, _mm512_maskz_cvtph_ps(kAll, b));
+    _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(kFull16, a));
+    _mm512_storeu_ps(out + i + 16, _mm512_maskz_cvtph_ps(kFull16, b));
   }
   for (; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
@@ -58,17 +59,13 @@ LLAMA_TARGET_AVX512 void f16_rows_avx512(const uint16_t* in, float* out, size_t 
   }
 }
 
-LLAMA_TARGET_AVX512 inline __m512 bf16_widen16(__mmask16 m, __m256i h) {
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(m, h), 16));
-}
-
 LLAMA_TARGET_AVX512 void bf16_rows_avx512(const uint16_t* in, float* out, size_t n) {
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i + 16));
-    _mm512_storeu_ps(out + i, bf16_widen16(kAll, a));
-    _mm512_storeu_ps(out + i + 16, bf16_widen16(kAll, b));
+    _mm512_storeu_ps(out + i, bf16_widen16(kFull16, a));
+    _mm512_storeu_ps(out + i + 16, bf16_widen16(kFull16, b));
   }
   for (; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
@@ -89,10 +86,6 @@ LLAMA_TARGET_AVX2 void f16_rows_avx2(const uint16_t* in, float* out, size_t n) {
                      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   }
   for (; i < n; ++i) out[i] = f16_to_f32(in[i]);  // under 8 left: the scalar values
-}
-
-LLAMA_TARGET_AVX2 inline __m256 bf16_widen8(__m128i h) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
 LLAMA_TARGET_AVX2 void bf16_rows_avx2(const uint16_t* in, float* out, size_t n) {

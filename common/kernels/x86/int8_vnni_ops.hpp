@@ -1,5 +1,6 @@
-// Private to the core: AVX-512 VNNI building blocks shared by the Q8_0
-// matrix-vector kernel (q8_vnni.cpp) and the batch kernel (q8_vnni_batch.cpp).
+// Private to the core: AVX-512 VNNI building blocks shared by the int8
+// matrix-vector kernel (llama2c_int8_vnni.cpp), the batch kernel
+// (llama2c_int8_vnni_batch.cpp) and GGUF Q8_0's (gguf_vnni.cpp).
 // vpdpbusd multiplies unsigned by signed bytes; row_dot feeds it |w| and x
 // with w's sign (x comes from quantize_activations, |x| <= 127, so negating it
 // cannot overflow). Everything here is inline and compiled for VNNI only; the
@@ -11,14 +12,16 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/x86/simd.hpp"
+
 #define LLAMA_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 namespace llama::detail::vnni {
 
 // Full masks: the maskz intrinsics avoid GCC 12's spurious "may be used
 // uninitialized" on the unmasked ones' undefined pass-through operand.
-constexpr __mmask16 kAll16 = 0xffff;
-constexpr __mmask8 kAll8 = 0xff;
+using simd::kFull16;
+using simd::kFull8;
 
 // Horizontal sum of 8 int32.
 LLAMA_VNNI inline int32_t reduce_add256(__m256i v) {
@@ -30,8 +33,8 @@ LLAMA_VNNI inline int32_t reduce_add256(__m256i v) {
 
 // Horizontal sum (written out: GCC 12's _mm512_reduce_add_epi32 warns).
 LLAMA_VNNI inline int32_t reduce_add(__m512i v) {
-  const __m256i lo = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 0);
-  const __m256i hi = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), 0xff, v, 1);
+  const __m256i lo = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), kFull8, v, 0);
+  const __m256i hi = _mm512_mask_extracti64x4_epi64(_mm256_setzero_si256(), kFull8, v, 1);
   return reduce_add256(_mm256_add_epi32(lo, hi));
 }
 
@@ -43,12 +46,12 @@ template <int N>
 LLAMA_VNNI inline void sum_quads(const __m512i v[N], __m512i s4[N / 4]) {
   __m512i s2[N / 2];
   for (int i = 0; i < N / 2; ++i) {
-    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kAll16, v[2 * i], v[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi32(kAll16, v[2 * i], v[2 * i + 1]));
+    s2[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi32(kFull16, v[2 * i], v[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi32(kFull16, v[2 * i], v[2 * i + 1]));
   }
   for (int i = 0; i < N / 4; ++i) {
-    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kAll8, s2[2 * i], s2[2 * i + 1]),
-                             _mm512_maskz_unpackhi_epi64(kAll8, s2[2 * i], s2[2 * i + 1]));
+    s4[i] = _mm512_add_epi32(_mm512_maskz_unpacklo_epi64(kFull8, s2[2 * i], s2[2 * i + 1]),
+                             _mm512_maskz_unpackhi_epi64(kFull8, s2[2 * i], s2[2 * i + 1]));
   }
 }
 
@@ -56,12 +59,12 @@ LLAMA_VNNI inline void sum_quads(const __m512i v[N], __m512i s4[N / 4]) {
 LLAMA_VNNI inline __m512i reduce16(const __m512i v[16]) {
   __m512i s4[4];
   sum_quads<16>(v, s4);
-  const __m512i t0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
-                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0xdd));
-  const __m512i t1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0x88),
-                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0xdd));
-  return _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, t0, t1, 0x88),
-                          _mm512_maskz_shuffle_i32x4(kAll16, t0, t1, 0xdd));
+  const __m512i t0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0xdd));
+  const __m512i t1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0xdd));
+  return _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, t0, t1, 0x88),
+                          _mm512_maskz_shuffle_i32x4(kFull16, t0, t1, 0xdd));
 }
 
 // The 256-bit halves of each v[i] summed apart: lo lane i = sum of v[i]'s
@@ -72,12 +75,12 @@ LLAMA_VNNI inline void reduce16_halves(const __m512i v[16], __m512i& lo, __m512i
   sum_quads<16>(v, s4);
   // u: 128-bit lanes 0+1 (the low half) and 2+3 (the high half) added, giving
   // [rows 4i.. lo, rows 4i.. hi, rows 4i+4.. lo, rows 4i+4.. hi].
-  const __m512i u0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0x88),
-                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[0], s4[1], 0xdd));
-  const __m512i u1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0x88),
-                                      _mm512_maskz_shuffle_i32x4(kAll16, s4[2], s4[3], 0xdd));
-  lo = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0x88);
-  hi = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0xdd);
+  const __m512i u0 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0xdd));
+  const __m512i u1 = _mm512_add_epi32(_mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0x88),
+                                      _mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0xdd));
+  lo = _mm512_maskz_shuffle_i32x4(kFull16, u0, u1, 0x88);
+  hi = _mm512_maskz_shuffle_i32x4(kFull16, u0, u1, 0xdd);
 }
 
 // Mask of the first n (0..64) bytes.
@@ -120,7 +123,7 @@ LLAMA_VNNI inline float row_dot(const int8_t* wr, const float* ws, const int8_t*
       }
     }
     // float(ival) * w_scale for 16 groups at once, then runq.c's FMA chain.
-    _mm512_store_ps(scaled, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, reduce16(acc)),
+    _mm512_store_ps(scaled, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, reduce16(acc)),
                                           _mm512_loadu_ps(ws + g0)));
     for (int j = 0; j < 16; ++j) val = std::fma(scaled[j], xs[g0 + j], val);
   }

@@ -17,9 +17,9 @@
 // spent half its time in per-row reductions and a latency-bound FMA chain.)
 #include <algorithm>
 
-#include "llama/kernels/x86/avx512_transpose.hpp"
 #include "kernels/products/llama2c_int8_kernels.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
+#include "llama/kernels/x86/avx512_transpose.hpp"
 
 namespace llama::detail {
 namespace {
@@ -115,8 +115,8 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
     }
     const __m512i dots = _mm512_sub_epi32(reduce16(acc), _mm512_set1_epi32(corr[g]));
     const __m512 w_scale = _mm512_load_ps(sc + (g % 16) * 16);
-    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, dots), w_scale);
-    val = _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
+    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, dots), w_scale);
+    val = _mm512_maskz_fmadd_ps(kFull16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
                                 val);
   }
   _mm512_mask_storeu_ps(out, rows, val);
@@ -127,9 +127,9 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
 LLAMA_VNNI inline __m512 group_step(__m512 val, __m512i dots, __m512 w_scale, const int32_t* corr,
                                     const Q8View& x, int64_t g) {
   const __m512 scaled = _mm512_mul_ps(
-      _mm512_maskz_cvtepi32_ps(kAll16, _mm512_sub_epi32(dots, _mm512_set1_epi32(corr[g]))),
+      _mm512_maskz_cvtepi32_ps(kFull16, _mm512_sub_epi32(dots, _mm512_set1_epi32(corr[g]))),
       w_scale);
-  return _mm512_maskz_fmadd_ps(kAll16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
+  return _mm512_maskz_fmadd_ps(kFull16, scaled, _mm512_set1_ps(x.scales[static_cast<size_t>(g)]),
                                val);
 }
 

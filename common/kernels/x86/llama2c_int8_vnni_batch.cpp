@@ -15,10 +15,10 @@
 #include <cstring>
 #include <utility>
 
-#include "llama/kernels/x86/avx512_transpose.hpp"
-#include "llama/uninitialized_array.hpp"
 #include "kernels/products/llama2c_int8_kernels.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
+#include "llama/kernels/x86/avx512_transpose.hpp"
+#include "llama/uninitialized_array.hpp"
 
 namespace llama::detail {
 namespace {
@@ -208,7 +208,7 @@ LLAMA_VNNI void tile(const Job& j, int64_t r0, int64_t b0) {
     for (int r = 0; r < R; ++r) {
       const __m512 s = _mm512_set1_ps(ws[r][g]);
       for (int b = 0; b < B; ++b) {
-        const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, acc[r][b]), s);
+        const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, acc[r][b]), s);
         val[r][b] = _mm512_fmadd_ps(scaled, _mm512_load_ps(xs[b * p.groups + g].f), val[r][b]);
       }
     }

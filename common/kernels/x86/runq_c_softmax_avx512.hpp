@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "llama/kernels/x86/avx512_transpose.hpp"
+#include "kernels/x86/simd.hpp"
 
 namespace llama::q8::detail {
 
@@ -22,7 +22,7 @@ LLAMA_TARGET_AVX512 inline float max_avx512(const float* x, int64_t n) {
   __m512 m = _mm512_set1_ps(x[0]);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    m = _mm512_maskz_max_ps(::llama::detail::avx512::kFull16, m, _mm512_loadu_ps(x + i));
+    m = _mm512_maskz_max_ps(::llama::detail::simd::kFull16, m, _mm512_loadu_ps(x + i));
   if (i < n) {
     const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1);
     m = _mm512_mask_max_ps(m, tail, m, _mm512_maskz_loadu_ps(tail, x + i));
