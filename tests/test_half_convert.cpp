@@ -1,4 +1,4 @@
-// f16 and bf16 widening (kernels/half.hpp, kernels/half_widen.cpp): the
+// f16 and bf16 widening (kernels/half.hpp, kernels/x86/half_rows.cpp): the
 // scalar f16 conversion against IEEE arithmetic for all 65536 inputs, and the
 // row conversions of every SIMD level this CPU runs against the scalar ones,
 // bit for bit, for all 65536 inputs (subnormals, infinities, NaN payloads),

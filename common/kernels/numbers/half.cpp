@@ -1,6 +1,6 @@
 // f16 <-> f32 by bit manipulation (portable, exact, no F16C needed): the same
 // values as the F16C instructions ggml uses on x86 (vcvtph2ps, vcvtps2ph with
-// round to nearest even). The whole-row conversions are in half_widen.cpp.
+// round to nearest even). The whole-row conversions are in x86/half_rows.cpp.
 #include "llama/kernels/numbers/half.hpp"
 
 namespace llama {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/x86/f16_rows.hpp"
 #include "kernels/x86/simd.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
@@ -96,16 +97,10 @@ LLAMA_ALWAYS_INLINE void generic_add(float* a, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
-// f16 <-> f32 rows, one struct per level (the AVX-512 ones masked: GCC 12 warns
-// on the unmasked forms' undefined source). Not always_inline: each carries its
-// level's target and is inlined into that level's body only.
-struct PortableCvt {
-  static void widen(const uint16_t* in, float* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  static void narrow(const float* in, uint16_t* out, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
+// One struct per level: f16_rows.hpp's row conversions and the attention's
+// operations. Not always_inline: each carries its level's target and is
+// inlined into that level's body only.
+struct PortableCvt : detail::F16RowsPortable {
   static float dot(const float* a, const float* b, int64_t n) {
     return generic_dot<false>(a, b, n);
   }
@@ -124,23 +119,7 @@ using detail::simd::kFull16;
 using detail::simd::kFull8;
 using detail::simd::tail_mask;
 
-struct Avx2Cvt {
-  LLAMA_TARGET_AVX2 static void widen(const uint16_t* in, float* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
-      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
-    }
-    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  LLAMA_TARGET_AVX2 static void narrow(const float* in, uint16_t* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
-    }
-    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
+struct Avx2Cvt : detail::F16RowsAvx2 {
   LLAMA_TARGET_AVX2 static float dot(const float* a, const float* b, int64_t n) {
     return generic_dot<true>(a, b, n);
   }
@@ -156,24 +135,7 @@ struct Avx2Cvt {
   LLAMA_TARGET_AVX2 static void add(float* a, const float* b, int64_t n) { generic_add(a, b, n); }
 };
 
-struct Avx512Cvt {
-  LLAMA_TARGET_AVX512 static void widen(const uint16_t* in, float* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
-      _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(kFull16, h));
-    }
-    for (; i < n; ++i) out[i] = f16_to_f32(in[i]);
-  }
-  LLAMA_TARGET_AVX512 static void narrow(const float* in, uint16_t* out, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m256i h =
-          _mm512_maskz_cvtps_ph(kFull16, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
-    }
-    for (; i < n; ++i) out[i] = f32_to_f16(in[i]);
-  }
+struct Avx512Cvt : detail::F16RowsAvx512 {
   // generic_dot with the lanes in registers: the same operations in the same order.
   LLAMA_TARGET_AVX512 static float dot(const float* a, const float* b, int64_t n) {
     const int64_t np = n & ~int64_t{kSlots - 1};
@@ -382,7 +344,6 @@ LLAMA_ALWAYS_INLINE void block_body(const float* q, int64_t q_ld, int64_t m, int
 #define LLAMA_F16_BLOCK_ARGS (q, q_ld, m, first_pos, hs, keys, values, stride, scratch, out, out_ld)
 
 void block_portable LLAMA_F16_BLOCK_PARAMS { block_body<false, PortableCvt> LLAMA_F16_BLOCK_ARGS; }
-void narrow_portable(const float* in, uint16_t* out, int64_t n) { PortableCvt::narrow(in, out, n); }
 #if LLAMA_HAVE_X86_TARGETS
 LLAMA_TARGET_AVX2 void block_avx2 LLAMA_F16_BLOCK_PARAMS {
   block_body<true, Avx2Cvt> LLAMA_F16_BLOCK_ARGS;
@@ -390,13 +351,9 @@ LLAMA_TARGET_AVX2 void block_avx2 LLAMA_F16_BLOCK_PARAMS {
 LLAMA_TARGET_AVX512 void block_avx512 LLAMA_F16_BLOCK_PARAMS {
   block_body<true, Avx512Cvt> LLAMA_F16_BLOCK_ARGS;
 }
-void narrow_avx2(const float* in, uint16_t* out, int64_t n) { Avx2Cvt::narrow(in, out, n); }
-void narrow_avx512(const float* in, uint16_t* out, int64_t n) { Avx512Cvt::narrow(in, out, n); }
 #else
 void block_avx2 LLAMA_F16_BLOCK_PARAMS { block_portable LLAMA_F16_BLOCK_ARGS; }
 void block_avx512 LLAMA_F16_BLOCK_PARAMS { block_portable LLAMA_F16_BLOCK_ARGS; }
-void narrow_avx2(const float* in, uint16_t* out, int64_t n) { narrow_portable(in, out, n); }
-void narrow_avx512(const float* in, uint16_t* out, int64_t n) { narrow_portable(in, out, n); }
 #endif
 
 // Floats of one block's scratch (block_body's layout).
@@ -453,14 +410,6 @@ void attend_head_f16(std::span<const float> q, const uint16_t* keys, const uint1
                      std::span<float> out) {
   const auto hs = static_cast<int64_t>(q.size());
   attend_queries_f16(q.data(), hs, 1, n_pos - 1, hs, keys, values, stride, scratch, out.data(), hs);
-}
-
-void round_to_f16_at_level(SimdLevel level, const float* in, uint16_t* out, int64_t n) {
-  LLAMA_SIMD_DISPATCH(runnable_level(level), narrow, (in, out, n));
-}
-
-void round_to_f16(const float* in, uint16_t* out, int64_t n) {
-  round_to_f16_at_level(simd_level(), in, out, n);
 }
 
 }  // namespace llama

@@ -32,7 +32,7 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 
 // Whole rows, out[i] = the conversion of in[i] (u16 [n] -> f32 [n]), at
-// simd_level() (kernels/half_widen.cpp): AVX-512 and AVX2+F16C widen 16 or 8
+// simd_level() (kernels/x86/half_rows.cpp): AVX-512 and AVX2+F16C widen 16 or 8
 // values a step, portable runs the scalar conversions above; every level
 // gives the same bits for every input. Throws Error if `out` is shorter than
 // `in`.
@@ -43,8 +43,9 @@ void bf16_to_f32(std::span<const uint16_t> in, std::span<float> out);
 void f16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out);
 void bf16_to_f32_at_level(SimdLevel level, std::span<const uint16_t> in, std::span<float> out);
 
-// out[i] = f16(in[i]), round to nearest even (F16C's vcvtps2ph where the CPU
-// has it, f32_to_f16 elsewhere: the same bits).
+// out[i] = f16(in[i]), round to nearest even, at simd_level()
+// (kernels/x86/half_rows.cpp: F16C's vcvtps2ph where the CPU has it,
+// f32_to_f16 elsewhere: the same bits).
 void round_to_f16(const float* in, uint16_t* out, int64_t n);
 void round_to_f16_at_level(SimdLevel level, const float* in, uint16_t* out, int64_t n);
 

@@ -1,20 +1,25 @@
-// Whole rows of f16 / bf16 widened to f32 (half.hpp's span conversions),
-// dispatched on the SIMD level: avx512 16 values a step (vcvtph2ps for f16;
-// vpmovzxwd + vpslld for bf16), avx2 8 a step (F16C's vcvtph2ps; vpmovzxwd +
-// vpslld), portable the scalar conversions of half.hpp / half.cpp. Every level
-// gives the scalar conversion's bits for all 65536 inputs: vcvtph2ps widens
-// f16 subnormals exactly whatever MXCSR's DAZ says and quiets a signalling
-// NaN by setting the top mantissa bit, as f16_to_f32(uint16_t) does
-// (tests/test_half_convert.cpp checks every input at every level the CPU has).
+// Whole rows of half-precision values converted, dispatched on the SIMD
+// level: f16 / bf16 widened to f32 (half.hpp's span conversions) and f32
+// rounded to f16 (round_to_f16). Here because both are written with
+// intrinsics per level; the rounding is f16_rows.hpp's narrow, which the f16
+// cache attention's rows use too.
 //
-// Callers: graph's GEMM at the avx2/portable levels (a bf16/f16 row tile per
-// call), dequantize_rows and the block products' row dequantization, the
-// reference backend's rows. The scalar f16 conversion branches on the
-// exponent and normalises subnormals in a loop: 2.3 ns a value against 0.04
-// (avx2) and 0.03 (avx512) for a 6144-value row tile of normal-distributed
-// weights (AMD Zen 5, one thread; bf16's plain shift loop: 0.07).
+// Widening: avx512 16 values a step (vcvtph2ps for f16; vpmovzxwd + vpslld for
+// bf16), avx2 8 a step (F16C's vcvtph2ps; vpmovzxwd + vpslld), portable the
+// scalar conversions of half.hpp / half.cpp, which branch on the exponent and
+// normalise subnormals in a loop. Every level gives the scalar conversion's
+// bits for all 65536 inputs: vcvtph2ps widens f16 subnormals exactly whatever
+// MXCSR's DAZ says and quiets a signalling NaN by setting the top mantissa
+// bit, as f16_to_f32(uint16_t) does (tests/test_half_convert.cpp checks every
+// input at every level the CPU has). Callers: graph's GEMM at the
+// avx2/portable levels (a bf16/f16 row tile per call), dequantize_rows and the
+// block products' row dequantization, the reference backend's rows.
+//
+// Rounding: vcvtps2ph to nearest even on avx2 and avx512, f32_to_f16 for the
+// rest of a row and on portable: the same bits (the KV cache's f16 rows).
 #include <string>
 
+#include "kernels/x86/f16_rows.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
@@ -109,6 +114,26 @@ void bf16_rows_avx2(const uint16_t* in, float* out, size_t n) { bf16_rows_portab
 void bf16_rows_avx512(const uint16_t* in, float* out, size_t n) { bf16_rows_portable(in, out, n); }
 #endif
 
+// f16 [n] <- f32 [n], rounded to nearest even.
+void f16_round_rows_portable(const float* in, uint16_t* out, int64_t n) {
+  detail::F16RowsPortable::narrow(in, out, n);
+}
+#if LLAMA_HAVE_X86_TARGETS
+void f16_round_rows_avx2(const float* in, uint16_t* out, int64_t n) {
+  detail::F16RowsAvx2::narrow(in, out, n);
+}
+void f16_round_rows_avx512(const float* in, uint16_t* out, int64_t n) {
+  detail::F16RowsAvx512::narrow(in, out, n);
+}
+#else
+void f16_round_rows_avx2(const float* in, uint16_t* out, int64_t n) {
+  f16_round_rows_portable(in, out, n);
+}
+void f16_round_rows_avx512(const float* in, uint16_t* out, int64_t n) {
+  f16_round_rows_portable(in, out, n);
+}
+#endif
+
 void check_sizes(const char* what, std::span<const uint16_t> in, std::span<float> out) {
   if (out.size() < in.size()) {
     throw Error(std::string(what) + ": " + std::to_string(in.size()) + " values into " +
@@ -134,6 +159,14 @@ void f16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
 
 void bf16_to_f32(std::span<const uint16_t> in, std::span<float> out) {
   bf16_to_f32_at_level(simd_level(), in, out);
+}
+
+void round_to_f16_at_level(SimdLevel level, const float* in, uint16_t* out, int64_t n) {
+  LLAMA_SIMD_DISPATCH(runnable_level(level), f16_round_rows, (in, out, n));
+}
+
+void round_to_f16(const float* in, uint16_t* out, int64_t n) {
+  round_to_f16_at_level(simd_level(), in, out, n);
 }
 
 }  // namespace llama
