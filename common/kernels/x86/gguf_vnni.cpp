@@ -54,13 +54,6 @@ LLAMA_BLOCKS_VNNI inline void prefetch_step(const std::byte* w) {
   for (int64_t i = 0; i < kStep * 34; i += 64) _mm_prefetch(p + i, _MM_HINT_T0);
 }
 
-LLAMA_BLOCKS_VNNI inline int32_t reduce_add8(__m256i v) {
-  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-  return _mm_cvtsi128_si32(s4);
-}
-
 // Lane 2j of the result is the sum of v[j]'s low 8 lanes, lane 2j + 1 of its
 // high 8 lanes (j < 8): a transpose of adds that stops before the 256-bit
 // halves meet, then one permutation back into block order.
@@ -133,7 +126,7 @@ LLAMA_BLOCKS_VNNI float row_dot_vnni(const std::byte* w, const int8_t* xv, const
     const __m256i d =
         _mm256_dpbusd_epi32(_mm256_setzero_si256(),
                             _mm256_xor_si256(wv, _mm256_set1_epi8(static_cast<char>(0x80))), xq);
-    const int32_t ival = reduce_add8(d) - corr[b];
+    const int32_t ival = reduce_add256(d) - corr[b];
     uint16_t h;
     std::memcpy(&h, blk, 2);
     val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[b], val);
@@ -174,7 +167,7 @@ LLAMA_BLOCKS_VNNI void row_dot2_vnni(const std::byte* w0, const std::byte* w1, c
       const __m256i d =
           _mm256_dpbusd_epi32(_mm256_setzero_si256(),
                               _mm256_xor_si256(wv, _mm256_set1_epi8(static_cast<char>(0x80))), xq);
-      const int32_t ival = reduce_add8(d) - corr[t];
+      const int32_t ival = reduce_add256(d) - corr[t];
       uint16_t h;
       std::memcpy(&h, blk, 2);
       val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[t], val);
@@ -281,7 +274,8 @@ LLAMA_BLOCKS_VNNI float row_q4_0_vnni(const std::byte* w, const int8_t* xv, cons
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
     v = _mm256_and_si256(_mm256_mask_srli_epi16(v, 0xff00, v, 4), _mm256_set1_epi8(0x0f));
     const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + b * 32));
-    const int32_t ival = reduce_add8(_mm256_dpbusd_epi32(_mm256_setzero_si256(), v, xq)) - corr[b];
+    const int32_t ival =
+        reduce_add256(_mm256_dpbusd_epi32(_mm256_setzero_si256(), v, xq)) - corr[b];
     uint16_t h;
     std::memcpy(&h, blk, 2);
     val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[b], val);
@@ -332,7 +326,7 @@ LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const 
     const __m256i xq =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * 32));
     const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, xq);
-    corr[b] = offset * reduce_add8(s);
+    corr[b] = offset * reduce_add256(s);
   }
   int64_t r = row_begin;
   const int64_t row_bytes = w.row_bytes();
