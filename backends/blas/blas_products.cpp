@@ -2,12 +2,11 @@
 // backend's oneTBB arena; for f32 weights every block is one single-threaded
 // OpenBLAS call, for other dtypes one call of the core's kernel.
 //
-// Why not OpenBLAS's own threads: they are woken for every call (about 45
-// calls per token on the 15M shape) and spin between calls; on a machine with
-// other work running, that collapsed decode with 2 threads to 11-22 tok/s
-// against 100 with one (15M shape, llama-cli -j 2 vs -j 1, same run). Blocks
-// start on 16-row boundaries so each row's dot product is summed the same
-// way whatever the thread count.
+// Why not OpenBLAS's own threads: they are woken for every call (dozens of
+// calls per token) and spin between calls; on a machine with other work
+// running, their spinning competes with that work and leaves decode on two
+// threads far slower than on one. Blocks start on 16-row boundaries so each
+// row's dot product is summed the same way whatever the thread count.
 #include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -112,8 +111,8 @@ void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInp
     const int64_t ld = accumulate ? rows : ldy;
     const std::span<float> all(out, static_cast<size_t>((n - 1) * ld + rows));
     // A few large blocks per thread (split_rows), not TBB's fine grain: the
-    // batch kernel rearranges all the tokens on every call, which cost about
-    // 40% of the product at 16 rows a call.
+    // batch kernel rearranges all the tokens on every call, which would take
+    // much of the product's time at a few rows a call.
     split_rows(rows, rows * cols * n,
                [&](int64_t r0, int64_t r1) { matmat_rows(all, ld, w.tensor, x, r0, r1, kernel_); });
     if (accumulate) {

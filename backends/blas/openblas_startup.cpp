@@ -3,7 +3,7 @@
 // Debian's OpenBLAS 0.3.21 is built with DYNAMIC_ARCH and picks its kernels in
 // a library constructor, reading OPENBLAS_CORETYPE, before main() and before
 // any constructor of ours. On CPUs newer than it knows (e.g. Sapphire Rapids)
-// it falls back to generic Prescott kernels: sgemm ~5x and sgemv ~30% slower.
+// it falls back to generic Prescott kernels, far slower for sgemm and sgemv.
 // The only hook that runs earlier is the executable's .preinit_array, but
 // there libc has not set up its environment yet (a setenv there is lost). So
 // when the variable is unset and the CPU has AVX-512 or AVX2, the preinit

@@ -38,8 +38,8 @@ void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) con
 
 void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
   // Row-wise ops on a batch: tokens split across the threads (a row's result
-  // never depends on the split). swiglu's exp alone took 4% of 110M prefill
-  // on the calling thread.
+  // never depends on the split): swiglu's exp alone is too much work to leave
+  // to the calling thread while the others wait.
   const auto per_token = [&](int64_t n, const auto& body) {
     for_each(n, n >= kParallelMinTokens, body);
   };

@@ -255,7 +255,7 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
     });
     exec_.run(p.attention_in[sz(l)], p.attention_in_arena.span(), n);
     // Rotations and cache rows per token, on every thread for a prompt (on
-    // one, they were 5% of 340M's bf16 prefill with the other thread idle).
+    // one, the other threads would sit idle through them).
     for_token_blocks(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const std::span<const float> cos_t(rope_cos_.data() + t * half, sz(half));

@@ -1,10 +1,10 @@
 // Owned arrays in transparent huge pages, for the weight copies decode streams
-// every token. With 4 KiB pages that stream takes a TLB miss every 4 KiB; on
-// this machine one core read 400 MB at 21.5 GB/s through 4 KiB pages and at
-// 31.6 GB/s through 2 MiB pages (docs/performance.md). A checkpoint's file
-// mapping cannot get huge pages; a copy can. The block is mmap'ed at a 2 MiB
-// boundary and madvise(MADV_HUGEPAGE)'d (transparent_hugepage=madvise is a
-// common default); where the kernel declines, it is ordinary memory.
+// every token. With 4 KiB pages that stream takes a TLB miss every 4 KiB,
+// which holds one core's read rate well below what 2 MiB pages allow
+// (docs/performance.md). A checkpoint's file mapping cannot get huge pages; a
+// copy can. The block is mmap'ed at a 2 MiB boundary and
+// madvise(MADV_HUGEPAGE)'d (transparent_hugepage=madvise is a common default);
+// where the kernel declines, it is ordinary memory.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // A fixed-size array whose elements start uninitialised, for the KV cache: at
-// hundreds of MB (201 MB for the 340M shape), zero-filling it at prepare cost
-// most of the load time and made all of it resident before one position was
-// used. Untouched, a large allocation is fresh zero pages the kernel maps on
+// hundreds of MB (201 MB for the 340M shape), zero-filling it at prepare would
+// take most of the load time and make all of it resident before one position
+// is used. Untouched, a large allocation is fresh zero pages the kernel maps on
 // first write; a backend writes each position's keys and values before any
 // read of them, so no value needs a start.
 #pragma once

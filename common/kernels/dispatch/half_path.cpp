@@ -106,9 +106,8 @@ HalfPath half_batch_path(BlockKind kind, KernelSet kernel, Numerics numerics) {
   // The bf16 unit only where it is faster (dispatch/bf16_unit.hpp): elsewhere the
   // exact kernels win on speed as well as accuracy. Fast: AMX tiles where the
   // CPU has them, else oneDNN's AVX512-BF16 brgemm. Exact: AMX tiles on the
-  // activations split into three exact bf16 planes, about twice the f32
-  // GEMM's speed there (three tile products a term; not worth it on
-  // vdpbf16ps).
+  // activations split into three exact bf16 planes, faster than the f32
+  // GEMM there (three tile products a term; not worth it on vdpbf16ps).
   if (kind != BlockKind::bf16) return HalfPath::avx512;
   if (numerics == Numerics::exact) {
     return half_path_available(HalfPath::amx_bf16x3) && bf16_unit().faster ? HalfPath::amx_bf16x3

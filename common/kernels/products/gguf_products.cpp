@@ -286,12 +286,11 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   const int64_t tile = std::min(kTile, std::max<int64_t>(row_end - row_begin, 0));
   // The tile's storage is kept per thread from call to call: a prefill makes
   // thousands of these calls (a few per matrix and thread), and allocating
-  // i8 [256, cols] afresh each time cost the kernel's page zeroing of the
-  // freshly mapped memory every time (perf: clear_page 27% of a 340M Q8_0
-  // pp128; thread-kept storage: pp128 1.4-1.8x, shared machine, alternating
-  // runs). It grows to the largest tile the thread has run, lives as long as
-  // the thread and holds no state between calls: every byte read is written
-  // by this call's unpack first.
+  // i8 [256, cols] afresh each time would cost the kernel's page zeroing of
+  // the freshly mapped memory every time, a large part of a prefill. It grows
+  // to the largest tile the thread has run, lives as long as the thread and
+  // holds no state between calls: every byte read is written by this call's
+  // unpack first.
   thread_local std::vector<int8_t> values;  // i8 [tile, cols]
   thread_local std::vector<float> scales;   // f32 [tile, blocks]
   if (values.size() < static_cast<size_t>(tile * w.cols)) {

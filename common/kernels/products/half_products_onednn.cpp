@@ -18,8 +18,8 @@
 // Primitives: one per shape (rows of the block, cols, batch, strides), made on
 // first use and kept by oneDNN's primitive cache (its own state, 1024 entries
 // by default); each call rebuilds the descriptor and takes the primitive from
-// the cache (1.4 us against 0.2-2 ms for the product), so this file holds no
-// state beyond the immutable CPU engine.
+// the cache (little time beside the product's), so this file holds no state
+// beyond the immutable CPU engine.
 //
 // Threads: Debian's libdnnl runs on OpenMP (libgomp). The backends split rows
 // over their own threads (oneTBB) and each block is one call here, so each

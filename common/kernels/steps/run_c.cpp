@@ -216,9 +216,9 @@ void swiglu(std::span<float> out, std::span<const float> gate, std::span<const f
     throw Error("swiglu: " + std::to_string(out.size()) + " outputs from " +
                 std::to_string(gate.size()) + " gates and " + std::to_string(up.size()) + " ups");
   }
-  // The exp is nearly all of the cost: libm's, one value at a time, was 8% of
-  // 340M's bf16 prefill (fast numerics) on Zen 5; the avx512 lanes repeat its
-  // algorithm (x86/expf_lanes.hpp), so the bits stay the loop's.
+  // The exp is nearly all of the cost, and libm's goes one value at a time;
+  // the avx512 lanes repeat its algorithm (x86/expf_lanes.hpp), so the bits
+  // stay the loop's.
   if (runnable_level(simd_level()) == SimdLevel::avx512 && q8::detail::vector_expf_matches_libm()) {
     q8::detail::swiglu_avx512(out.data(), gate.data(), up.data(), static_cast<int64_t>(out.size()));
     return;

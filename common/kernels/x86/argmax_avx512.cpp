@@ -11,9 +11,10 @@
 namespace llama {
 
 // The same answer in two passes of 16 lanes, without the scalar loop's
-// dependence on the last winner (greedy decoding's sampler was 12% of 15M's
-// decode in llama-cli): the largest value (each lane keeps its first greater
-// value, ordered compares, so NaNs never win), then the first index holding it.
+// dependence on the last winner (greedy decoding runs it over the whole
+// vocabulary every token, which weighs on a small model's decode): the largest
+// value (each lane keeps its first greater value, ordered compares, so NaNs
+// never win), then the first index holding it.
 LLAMA_TARGET_AVX512 int32_t argmax_avx512(const float* x, size_t n) {
   if (n < 32 || std::isnan(x[0])) return argmax_portable(x, n);
   __m512 m = _mm512_set1_ps(x[0]);

@@ -40,7 +40,7 @@ constexpr int64_t kMixAhead = 8;
 // Queries a pass of the value sums. 8 x 32 elements rather than 4 x 64: each
 // value row is read half as often (a head's rows are 4 KiB apart in the 340M
 // shape, all in the same few L1 sets, so they are back in L2 by the next
-// pass); the value sums took a fifth less time.
+// pass).
 constexpr int64_t kMixQueries = 8;
 
 // Keys [t, t + K): st[(t + j) * L + lane] from the queries widened in qd
@@ -61,8 +61,8 @@ LLAMA_TARGET_AVX512 inline void score_keys(float scale, const double* qd, int h0
       _mm_prefetch(reinterpret_cast<const char*>(k + (K + j) * stride + i), _MM_HINT_T0);
     }
   }
-  // The queries come widened: converting them here cost 2 conversions (4
-  // uops on the FMA ports) per 16 FMAs.
+  // The queries come widened: converting them here would cost 2 conversions
+  // (4 uops on the FMA ports) per 16 FMAs.
   const double* q = qd + 8 * h0;
   __m512d acc[K][H];
   for (int j = 0; j < K; ++j) {

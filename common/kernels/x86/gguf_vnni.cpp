@@ -2,11 +2,11 @@
 // place: each block is an f16 scale then 32 int8 values, 34 bytes.
 //
 // Sixteen rows at a time, a lane per row (rows16_vnni, below: the form of the
-// version-2 kernel, q8_vnni.cpp), the rest of a range two rows, then one, at a
-// time; all three give every row the same bits. Microbenchmark over the 340M
-// shape's matrices from DRAM (362 MB, 2 threads, shared machine): two rows
-// 0.56-0.59 of a plain read in the same run, sixteen 0.83-0.90; cache-resident
-// 0.80 -> 0.63 ns per block. The two-row form:
+// version-2 kernel, llama2c_int8_vnni.cpp), the rest of a range two rows, then
+// one, at a time; all three give every row the same bits. Sixteen rows take
+// the bulk because they come much nearer a plain read's rate from DRAM than
+// two rows do, and take less time per block from cache as well. The two-row
+// form:
 //
 // Two rows at a time (each streams in order, prefetched 4 KiB ahead; two rows
 // interleave their FMA chains), 16 blocks per step: two blocks' values share
@@ -17,8 +17,8 @@
 // int32, once per call) is subtracted, the 16 f16 scales are gathered and
 // widened, and float(dot) * w_scale feeds the row's chain val = fma(.,
 // x_scale, val) block by block: the portable kernel's operations, so the same
-// bits. Cache-resident on this Zen 5, TSC ticks per block: one row with a
-// 16-vector reduction 2.93, two rows 2.75, the halves-keeping reduction 2.20.
+// bits. Two rows rather than one, and the reduction that keeps the halves
+// apart rather than one of 16 vectors, each take less time per block.
 #include <algorithm>
 #include <cstring>
 
@@ -42,9 +42,8 @@ constexpr auto kNextRowsHint = _MM_HINT_T2;
 
 // Bytes ahead of the current step a row is prefetched: eight steps, 4352
 // bytes. The hardware prefetchers fall behind two interleaved rows streamed
-// from DRAM (measured on the 340M Q8_0 file, one thread, shared machine:
-// 12.5 tok/s without, 17 two steps ahead, 28 with plain loads, 38-54 eight
-// steps ahead, as fast as llama2.c's Q8_0 file in the same runs; 16 steps no better).
+// from DRAM, and fewer steps ahead leave the kernel waiting on memory; more
+// gain nothing.
 constexpr int64_t kPrefetchAhead = 8 * kStep * 34;
 
 // The 544 bytes of one step, kPrefetchAhead ahead of `w` (prefetches past the
@@ -84,7 +83,7 @@ LLAMA_BLOCKS_VNNI inline __m512i dots16(const std::byte* w, const int8_t* x) {
   for (int j = 0; j < 8; ++j) {
     // Block 2j's 32 values in the low half, block 2j + 1's in the high half
     // (two plain 256-bit loads: masked 512-bit ones straddling cache lines
-    // streamed from DRAM at a third of this speed, measured).
+    // stream from DRAM far more slowly).
     const auto* lo = reinterpret_cast<const __m256i*>(w + (2 * j) * 34 + 2);
     const auto* hi = reinterpret_cast<const __m256i*>(w + (2 * j + 1) * 34 + 2);
     const __m512i wv = _mm512_maskz_inserti64x4(
@@ -201,8 +200,8 @@ LLAMA_BLOCKS_VNNI inline __m512i q4_0_pair(const std::byte* blk, bool pair) {
 // fma(float(dot) * w_scale, x_scale, val) advance side by side: every row's
 // operations are the one-row kernels', so the same bits. The 16 rows are 16
 // streams the hardware prefetchers follow badly, so the next 16 rows
-// (contiguous) are prefetched in order meanwhile, as q8_vnni.cpp does for
-// version 2 files.
+// (contiguous) are prefetched in order meanwhile, as llama2c_int8_vnni.cpp
+// does for version 2 files.
 template <bool Q4>
 LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const std::byte* next,
                                    const int8_t* xv, const float* xs, const int32_t* corr,

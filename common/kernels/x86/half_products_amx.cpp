@@ -6,13 +6,13 @@
 // The weights are the A operand as they lie: a tile is 16 weight rows of 32
 // values, each row 64 contiguous bytes. Loaded straight from the row-major
 // matrix, those 16 lines sit a row (2 KiB at 1024 columns) apart, fall into
-// two L1 sets and miss the hardware prefetchers: 440 GFLOP/s on one core of
-// an Intel Xeon with AMX. So each block of 32 rows is first copied into a
-// panel in tile order (bf16 [kb][32 rows][32]: every tile 1 KiB contiguous),
-// its lines prefetched into L2 while the previous panel computes: 800-1000
-// GFLOP/s on the 340M shape's products, where oneDNN 2.6's AMX matmul took
-// 610-680 on the weights in place and 660-900 on its own reordered copy of
-// them (docs/performance.md). The mapping stays the only copy of the weights.
+// two L1 sets and miss the hardware prefetchers, leaving the tile products
+// waiting on memory. So each block of 32 rows is first copied into a panel in
+// tile order (bf16 [kb][32 rows][32]: every tile 1 KiB contiguous), its lines
+// prefetched into L2 while the previous panel computes. That outruns oneDNN
+// 2.6's AMX matmul both on the weights in place and on its own reordered copy
+// of them (docs/performance.md), and the mapping stays the only copy of the
+// weights.
 //
 // The activations are the B operand: 16 tokens' values in pairs,
 // [16 pairs][16 tokens][2] per tile, made once per batch by
@@ -196,8 +196,7 @@ inline void store_sums(float* c) {
 // The 2 x 2 result tiles += the panel's tile column (A tiles 4, 5: its 32
 // rows) times the pair's B tiles b0, b1 (6, 7: its 32 tokens). Each load just
 // before the first product that needs it: the first product starts after two
-// loads, not four (14.8 against 17.3 ns a product with the operands in L2,
-// +5-15% on the 340M shape's products).
+// loads, not four, so the tile unit waits less on the loads.
 inline void tile_step(const uint16_t* a, const uint16_t* b0, const uint16_t* b1) {
   LLAMA_AMX_LOAD(4, a, 64);
   LLAMA_AMX_LOAD(6, b0, 64);

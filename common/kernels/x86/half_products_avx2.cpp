@@ -18,7 +18,7 @@
 namespace llama::detail {
 namespace {
 
-// As half_products_avx512.cpp (measured there): 16 KiB ahead, into L2.
+// As half_products_avx512.cpp, for the reasons given there: 16 KiB ahead, into L2.
 constexpr int64_t kDecodePrefetch = 16384;
 constexpr auto kDecodeHint = _MM_HINT_T2;
 

@@ -23,16 +23,14 @@
 namespace llama::detail {
 namespace {
 
-// Bytes a decode pass prefetches ahead of where it reads: 16 KiB measured
-// best (8 KiB 0.86-0.90 of a one-thread read probe, 16 KiB 0.95-1.02, 32 KiB
-// 0.90; the next rows at the same column, as before, 0.77-0.82: AMD Zen 5,
-// the 340M shape's matrices from DRAM).
+// Bytes a decode pass prefetches ahead of where it reads, in address order:
+// the matrices stream from DRAM, and 16 KiB keeps the pass nearest a plain
+// read's rate. Less leaves it waiting on memory, and more, or prefetching the
+// next rows at the same column instead, streams more slowly.
 constexpr int64_t kDecodePrefetch = 16384;
-// Into L2 (T2), not L1 (T0): on Intel Xeon model 207 (Emerald Rapids class,
-// KVM, 2 threads, the 340M shape's bf16 matrices from DRAM) T2 reached
-// 0.85-0.87 of a same-run read probe where T0 reached 0.74-0.82 (T1 0.80-0.84,
-// none 0.54-0.62, NTA 0.36-0.46; f16 0.85 vs 0.74): an L1 prefetch holds a
-// fill buffer until its line arrives, one to L2 frees it for the loads.
+// Into L2 (T2), not L1 (T0): an L1 prefetch holds a fill buffer until its line
+// arrives, one to L2 frees it for the loads. T1, NTA and no prefetch at all
+// stream more slowly too.
 constexpr auto kDecodeHint = _MM_HINT_T2;
 // The masked (maskz, all lanes) forms of the shift and widening intrinsics
 // throughout (simd.hpp's kFull16). Decode's horizontal sum is simd.hpp's

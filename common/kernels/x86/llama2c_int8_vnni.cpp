@@ -12,9 +12,9 @@
 // kernel's bit for bit. Group size 32 (llama2.c's export halves 64 to fit a
 // dim such as 288) goes the same way with two groups per 64 bytes, whose
 // 256-bit halves are reduced apart (rows_dot32). Other group sizes take
-// row_dot (q8_vnni_ops.hpp).
-// (The previous kernel, one row at a time with |w| and x carrying w's sign,
-// spent half its time in per-row reductions and a latency-bound FMA chain.)
+// row_dot (int8_vnni_ops.hpp). Sixteen rows rather than one at a time (with
+// |w| and x carrying w's sign) because a row alone spends much of its time in
+// per-row reductions and a latency-bound FMA chain.
 #include <algorithm>
 
 #include "kernels/products/llama2c_int8_kernels.hpp"
@@ -33,8 +33,7 @@ constexpr int64_t kMaxGroups = 1024;
 
 // The next block's scales (f32 [16, groups] at ws, 64 bytes per group), a
 // line per group g, so that the gather of the block's first group does not
-// wait on 16 lines from DRAM: before this, 45% of the kernel's samples in
-// 340M decode were that gather (perf, 2 threads).
+// wait on 16 lines from DRAM, a stall on every block's critical path.
 LLAMA_VNNI inline void prefetch_scales(const float* ws, int64_t groups, int64_t g) {
   _mm_prefetch(reinterpret_cast<const char*>(ws + g * kRows), _MM_HINT_T2);
   // An unaligned block's last line.
@@ -63,8 +62,8 @@ inline Block block_at(const QuantizedTensor& w, int64_t cols, int64_t groups, in
 
 // sc[j * 16 + i] = ws[i * groups + g0 + j], the scales of groups [g0, g0 +
 // 16) for the block's rows i < n (0 past them and past the last group): one
-// transpose per 16 groups where a gather per group took 12% of the kernel
-// (its 16 loads, each a different line, on the critical path).
+// transpose per 16 groups rather than a gather per group, whose 16 loads,
+// each a different line, sit on the critical path.
 LLAMA_VNNI inline void block_scales(const float* ws, int64_t groups, int64_t g0, int64_t n,
                                     float* sc) {
   const int64_t m = std::min<int64_t>(16, groups - g0);
@@ -96,10 +95,10 @@ LLAMA_VNNI inline void rows_dot(float* out, const QuantizedTensor& w, const Q8Vi
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
     // The block reads 16 rows a group at a time, which the hardware
-    // prefetchers follow badly from DRAM (32000 x 1024: 3.4 ms, against 1.3
-    // ms with this); so the next block (the next 16 * cols bytes) is fetched
-    // in order meanwhile, as many lines per group. _MM_HINT_T2 measured
-    // fastest (T0 2.1 ms, T1 1.8 ms, NTA 1.8 ms), two blocks ahead no better.
+    // prefetchers follow badly from DRAM; so the next block (the next 16 *
+    // cols bytes) is fetched in order meanwhile, as many lines per group.
+    // _MM_HINT_T2: the other hints are slower, and two blocks ahead gain
+    // nothing.
     for (int64_t line = g * gs * 16; line < (g + 1) * gs * 16; line += 64) {
       _mm_prefetch(reinterpret_cast<const char*>(next + line), _MM_HINT_T2);
     }

@@ -32,7 +32,8 @@ constexpr int64_t kMinBatch = 4;
 // A tile is kRows weight rows x kBlocks blocks of 16 tokens: kRows * kBlocks
 // int32 and as many f32 accumulators, plus kBlocks packed vectors, in the 32
 // zmm registers.
-// (4 x 3, 6 x 2, 5 x 2 and 3 x 3 measured within a few percent of each other.)
+// (Other shapes that fit, 6 x 2, 5 x 2 or 3 x 3, run about as fast: the
+// choice among them does not matter.)
 constexpr int kRows = 4;
 constexpr int kBlocks = 3;
 // Rows per pass over the whole batch: their results (f32 [rows, tokens]) and
@@ -100,8 +101,9 @@ LLAMA_VNNI void pack(const Q8Batch& x, int64_t cols, Packed& p) {
 // flattened [rows * groups] order is bytes [c * gs, (c + 1) * gs) of w: group
 // sizes of whole 64-byte vectors go 16 groups at a time, 32 two per vector
 // (32 at a time), each with one transposing reduction, reading w in order
-// (this is where a prompt's weights first come from memory; 16 rows side by
-// side, or a reduction per group, had been a tenth of 110M's prefill).
+// (this is where a prompt's weights first come from memory, so they stream
+// in order rather than 16 rows side by side, and one reduction serves 16 or
+// 32 groups rather than one each).
 LLAMA_VNNI void minus_128_sums(const int8_t* w, int64_t rows, int64_t cols, int64_t gs,
                                int32_t* out) {
   const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));

@@ -27,9 +27,8 @@ using avx512::kFull8;
 
 // The first `left` of 16 lanes, all 16 when left >= 16. Int is the caller's
 // count type (signed or unsigned), so the comparison is the caller's. Plain
-// inline with internal linkage, as each copy it replaces was: with external
-// linkage (or always_inline) GCC compiles the f16 cache attention's avx512
-// body to other instructions.
+// inline with internal linkage: with external linkage (or always_inline) GCC
+// compiles the f16 cache attention's avx512 body to other instructions.
 template <class Int>
 static inline __mmask16 tail_mask(Int left) {
   return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);

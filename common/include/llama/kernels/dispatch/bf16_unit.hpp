@@ -13,10 +13,11 @@
 namespace llama {
 
 // The bf16 path is taken from this ratio of bf16 dot-product FLOP/s to f32
-// FMA FLOP/s up. Zen 5 measures ~2 (vdpbf16ps at the FMA's instruction rate,
-// twice the FLOPs); Intel Xeon without AMX ~0.5, where oneDNN's bf16 brgemm
-// ran prefill at 0.67-0.9x the f32 kernels'. Above 1 the bf16 path must also
-// pay for rounding the batch and oneDNN's call overhead, hence a margin.
+// FMA FLOP/s up. Zen 5 issues vdpbf16ps at the FMA's instruction rate, so
+// twice the FLOPs; Intel Xeon cores without AMX reach half the FMA's FLOPs,
+// and there oneDNN's bf16 brgemm runs prefill slower than the f32 kernels.
+// Above 1 the bf16 path must also pay for rounding the batch and oneDNN's
+// call overhead, hence a margin.
 inline constexpr double kBf16UnitFasterRatio = 1.25;
 
 // What a choice rests on.

@@ -26,9 +26,9 @@
 //   1 and 2's kept apart and added once, so a result errs from the exact sum
 //   by about what the f32 GEMM's does (plane 0's chain of K roundings; the
 //   others' are 2^-8 smaller), the terms being exact. Three times amx-bf16's
-//   tile products, still about twice the f32 GEMM's speed on an Intel Xeon
-//   with AMX. Inputs below 2^-110 or so lose their lowest plane (the tiles and
-//   the conversion flush subnormals), as do subnormal weights.
+//   tile products, still faster than the f32 GEMM on a CPU with AMX
+//   (docs/performance.md). Inputs below 2^-110 or so lose their lowest plane
+//   (the tiles and the conversion flush subnormals), as do subnormal weights.
 // - fast, amx-bf16 (bf16 weights, a CPU with AMX-BF16 tiles the OS lets this
 //   process use): activations rounded to bf16 once per batch into the tile
 //   layout (Bf16Layout::tiles), the weights read in place through a panel of
@@ -41,8 +41,8 @@
 //   backend (Bf16BatchView below, Bf16Layout::rows), then oneDNN's matmul
 //   (Debian's libdnnl, its ISA capped at avx512_core_bf16) over the weights in
 //   place (a plain [K, N] view of the mapped rows, no reordered copy), sums in
-//   f32. Chosen by measurement over hand-written vdpbf16ps register tiles,
-//   which oneDNN's brgemm outruns (docs/performance.md).
+//   f32. oneDNN rather than hand-written vdpbf16ps register tiles, which
+//   oneDNN's brgemm outruns (docs/performance.md).
 // Fast: |fast - exact| <= 2^-8 * sum_k |w_k x_k| per result for K <= 16384
 // columns. Rounding x_k to bf16 (8 significant bits, nearest even) moves each
 // term by at most 2^-9 of itself; a bf16 x bf16 product is exact in f32; each
