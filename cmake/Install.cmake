@@ -25,7 +25,7 @@ install(EXPORT LlamaBackendsTargets NAMESPACE LlamaBackends:: DESTINATION ${LLAM
 
 configure_package_config_file(cmake/LlamaBackendsConfig.cmake.in
   ${PROJECT_BINARY_DIR}/LlamaBackendsConfig.cmake INSTALL_DESTINATION ${LLAMA_CMAKE_DIR})
-# Before 1.0 a minor release may change the ABI: 0.3 accepts 0.3.x only.
+# Before 1.0 a minor release may change the ABI: 0.4 accepts 0.4.x only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/LlamaBackendsConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/LlamaBackendsConfig.cmake

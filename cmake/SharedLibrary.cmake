@@ -4,7 +4,7 @@
 # may change the ABI.
 set(LLAMA_SOVERSION "${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}")
 
-# llama_shared_library(TARGET OUTPUT_NAME): versioned soname (libOUTPUT_NAME.so.0.3);
+# llama_shared_library(TARGET OUTPUT_NAME): versioned soname (libOUTPUT_NAME.so.0.4);
 # no semantic interposition, so calls inside the library stay direct and inlinable as
 # they were in a static archive; every symbol resolved at link time (-z defs) except
 # under sanitizers, whose runtime the program brings.

@@ -54,23 +54,28 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
       "InferenceBackend, BackendOptions or llama_plugin_descriptor changed: bump "
       "LLAMA_PLUGIN_PROTOCOL, pin the new layout in tests/test_plugin_abi.cpp and describe "
       "it in docs/backends.md");
-  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 5u);
-  // Protocol 5 (the layout of 4 but BackendOptions, which gained kv_cache). Protocol 4 (the layout of 3 but BackendOptions, which gained numerics). Protocol 3
-  // (the layout of 2; the contract gained rewinds): slots after the two
-  // destructor entries (complete, deleting) at 0 and 8; protocol 1 had no
-  // supported_dtypes, every later slot 8 bytes earlier.
+  REQUIRE(LLAMA_PLUGIN_PROTOCOL == 6u);
+  // Protocol 6: sequences() and forward_runs after forward_batch, a second vector
+  // (run_logits_) in the base, BackendOptions gained sequences and context. Protocol 5
+  // was the layout of 4 but BackendOptions, which gained kv_cache; 4 the layout of 3 but
+  // BackendOptions, which gained numerics; 3 the layout of 2 (the contract gained
+  // rewinds). Slots follow the two destructor entries (complete, deleting) at 0 and 8.
   CHECK(vtable_slot(&InferenceBackend::name) == 16);
   CHECK(vtable_slot(&InferenceBackend::supported_dtypes) == 24);
   CHECK(vtable_slot(&InferenceBackend::prepare) == 32);
   CHECK(vtable_slot(&InferenceBackend::forward) == 40);
   CHECK(vtable_slot(&InferenceBackend::forward_batch) == 48);
-  CHECK(vtable_slot(&InferenceBackend::describe) == 56);
-  CHECK(vtable_slot(&InferenceBackend::report) == 64);
-  CHECK(declared_virtuals() == 8);        // the destructor and the seven above
-  CHECK(sizeof(InferenceBackend) == 32);  // vtable pointer, batch_logits_ (std::vector)
-  CHECK(sizeof(BackendOptions) == 12);    // threads, numerics, kv_cache
+  CHECK(vtable_slot(&InferenceBackend::sequences) == 56);
+  CHECK(vtable_slot(&InferenceBackend::forward_runs) == 64);
+  CHECK(vtable_slot(&InferenceBackend::describe) == 72);
+  CHECK(vtable_slot(&InferenceBackend::report) == 80);
+  CHECK(declared_virtuals() == 10);       // the destructor and the nine above
+  CHECK(sizeof(InferenceBackend) == 56);  // vtable pointer, batch_logits_, run_logits_
+  CHECK(sizeof(BackendOptions) == 24);    // threads, numerics, kv_cache, sequences, context
   CHECK(offsetof(BackendOptions, numerics) == 4);
   CHECK(offsetof(BackendOptions, kv_cache) == 8);
+  CHECK(offsetof(BackendOptions, sequences) == 12);
+  CHECK(offsetof(BackendOptions, context) == 16);
   CHECK(sizeof(llama_plugin_descriptor) == 40);
   CHECK(offsetof(llama_plugin_descriptor, protocol) == 0);
   CHECK(offsetof(llama_plugin_descriptor, toolchain) == 8);

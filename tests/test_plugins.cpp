@@ -8,6 +8,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/plugins/loader.hpp"
+#include "llama/plugins/plugin.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
 
@@ -55,7 +56,9 @@ std::vector<Refusal> refusals() {
       {LLAMA_CLI_PATH, {"cannot load: ", "position-independent executable"}},
       {broken("undefined_symbol"), {"cannot load: ", "llama_test_symbol_nobody_defines"}},
       {broken("no_entry"), {"no llama_plugin_entry symbol: not a llama-backends plugin"}},
-      {broken("protocol"), {"built for plugin protocol 999, this program speaks protocol 5"}},
+      {broken("protocol"),
+       {"built for plugin protocol " + std::to_string(LLAMA_PLUGIN_PROTOCOL - 1) +
+        ", this program speaks protocol " + std::to_string(LLAMA_PLUGIN_PROTOCOL)}},
       {broken("toolchain"),
        {"built for Itanium C++ ABI, libc++ (ABI 1), this program for Itanium C++ ABI, libstdc++",
         "an incompatible compiler or standard library"}},

@@ -44,14 +44,17 @@ const std::vector<int32_t> kAbsurdSeqLen = {2, 1, 1000, 1, 1, 512, 2000000000};
 // Runs the dtypes it is given and nothing else: only admit() asks anything of it.
 class AdmitOnly final : public llama::InferenceBackend {
  public:
-  explicit AdmitOnly(llama::DTypeSet dtypes) : dtypes_(dtypes) {}
+  explicit AdmitOnly(llama::DTypeSet dtypes, int32_t sequences = 1)
+      : dtypes_(dtypes), sequences_(sequences) {}
   std::string name() const override { return "admit-only"; }
   llama::DTypeSet supported_dtypes() const override { return dtypes_; }
+  int32_t sequences() const override { return sequences_; }
   void prepare(const llama::Model&) override {}
   std::span<const float> forward(int32_t, int64_t) override { return {}; }
 
  private:
   llama::DTypeSet dtypes_;
+  int32_t sequences_;
 };
 
 }  // namespace
@@ -113,21 +116,57 @@ TEST_CASE("admit refuses a dtype before the memory, then gives the KV cache's dt
   const std::string p = sparse_checkpoint("admit-absurd.bin", kAbsurdSeqLen);
   const Checkpoint absurd = Checkpoint::open(p);
   // Both refusals apply: the dtype's is the one given.
+  CHECK_THROWS_WITH(llama::admit(absurd.model(), AdmitOnly({DType::q8_0}), {}),
+                    StartsWith("admit-only: tensor ") &&
+                        Contains(" is f32, which admit-only does not run (it runs q8_0)"));
   CHECK_THROWS_WITH(
-      llama::admit(absurd.model(), AdmitOnly({DType::q8_0}), KvCacheOption::model_default),
-      StartsWith("admit-only: tensor ") &&
-          Contains(" is f32, which admit-only does not run (it runs q8_0)"));
-  CHECK_THROWS_WITH(
-      llama::admit(absurd.model(), AdmitOnly({DType::f32}), KvCacheOption::model_default),
+      llama::admit(absurd.model(), AdmitOnly({DType::f32}), {}),
       StartsWith(p) && Contains("seq_len 2000000000") && Contains("refused before allocating"));
 
   const Checkpoint ck = Checkpoint::open(model_path("rand-gqa.bin"));
   for (const llama::KvDType kv : {llama::KvDType::f32, llama::KvDType::f16}) {
     const auto option = kv == llama::KvDType::f16 ? KvCacheOption::f16 : KvCacheOption::f32;
-    const llama::Admission a = llama::admit(ck.model(), AdmitOnly({DType::f32}), option);
+    const llama::Admission a =
+        llama::admit(ck.model(), AdmitOnly({DType::f32}), {.kv_cache = option});
     CHECK(a.kv.dtype == kv);
     CHECK(a.run_state_bytes == llama::run_state_bytes(ck.config(), kv));
   }
+}
+
+TEST_CASE("admit refuses sequences x context that does not fit, and sizes by the context",
+          "[robustness][memory][sequences]") {
+  using llama::DType;
+  // dim 2, one head, 10 layers, seq_len 1,000,000: 160 MB of f32 KV cache per sequence.
+  const std::string p = sparse_checkpoint("admit-sequences.bin", {2, 1, 10, 1, 1, 512, 1000000});
+  const Checkpoint ck = Checkpoint::open(p);
+  const llama::BackendOptions f32{.kv_cache = llama::KvCacheOption::f32};
+  const llama::Admission one = llama::admit(ck.model(), AdmitOnly({DType::f32}), f32);
+  CHECK(one.sequences == 1);
+  CHECK(one.config.seq_len == 1000000);
+  // 4096 of them: 655 GB.
+  CHECK_THROWS_WITH(llama::admit(ck.model(), AdmitOnly({DType::f32}, 4096), f32),
+                    StartsWith(p) &&
+                        Contains("sequences 4096, 2, n_layers 10, seq_len 1000000, kv_dim 2") &&
+                        Contains("refused before allocating"));
+  // The same count with 1000 positions each fits, and the run state is sized by it.
+  llama::BackendOptions short_context = f32;
+  short_context.context = 1000;
+  const llama::Admission many =
+      llama::admit(ck.model(), AdmitOnly({DType::f32}, 4096), short_context);
+  CHECK(many.sequences == 4096);
+  CHECK(many.config.seq_len == 1000);
+  CHECK(many.run_state_bytes == llama::run_state_bytes(many.config, llama::KvDType::f32, 4096));
+  CHECK(llama::kv_cache_bytes(many.config, llama::KvDType::f32, 4096) ==
+        int64_t{4096} * 2 * 10 * 1000 * 2 * 4);
+  // A context past the model's, and a negative one, are refused by name.
+  llama::BackendOptions too_long = f32;
+  too_long.context = 1000001;
+  CHECK_THROWS_WITH(llama::admit(ck.model(), AdmitOnly({DType::f32}), too_long),
+                    Contains("a context of 1000001 positions per sequence is outside [1, the "
+                             "model's seq_len 1000000]"));
+  too_long.context = -1;
+  CHECK_THROWS_WITH(llama::admit(ck.model(), AdmitOnly({DType::f32}), too_long),
+                    Contains("a context of -1 positions"));
 }
 
 TEST_CASE("llama-cli refuses an absurd header with one line", "[robustness][memory][bad-input]") {

@@ -23,7 +23,7 @@ void load_plugins(const std::vector<std::string>& plugins);
 // "built in" or "plugin NAME (FILE)".
 void list_backends(std::ostream& out);
 
-// "<program> (llama-backends) 0.3.0", the first line of every app's --version.
+// "<program> (llama-backends) 0.4.0", the first line of every app's --version.
 std::string version_line(std::string_view program);
 
 }  // namespace llama::cli

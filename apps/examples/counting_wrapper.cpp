@@ -1,6 +1,7 @@
 // The counting wrapper ("counting:NAME"): runs any registered backend and
-// counts what it is asked to do (prepare, forward and forward_batch calls,
-// positions run). An example of a backend wrapper in one short file.
+// counts what it is asked to do (prepare, forward, forward_batch and forward_runs
+// calls, positions run). An example of a backend wrapper in one short file: it
+// forwards every call, so the inner backend keeps its batched paths and sequences.
 #include <memory>
 #include <string>
 
@@ -35,11 +36,21 @@ class CountingWrapper final : public llama::InferenceBackend {
     return inner_->forward_batch(tokens, start_pos, all_logits);
   }
 
+  // Several sequences per call: forwarded as they are, with the count of sequences.
+  int32_t sequences() const override { return inner_->sequences(); }
+  std::span<const float> forward_runs(std::span<const llama::SequenceRun> runs) override {
+    ++runs_calls_;
+    for (const llama::SequenceRun& r : runs) positions_ += static_cast<int64_t>(r.tokens.size());
+    return inner_->forward_runs(runs);
+  }
+
   std::string describe() const override { return inner_->describe(); }
 
   std::string report() const override {
+    std::string runs;
+    if (runs_calls_ > 0) runs = ", forward_runs " + std::to_string(runs_calls_);
     return name() + ": prepare " + std::to_string(prepare_calls_) + ", forward_batch " +
-           std::to_string(batch_calls_) + ", forward " + std::to_string(forward_calls_) +
+           std::to_string(batch_calls_) + ", forward " + std::to_string(forward_calls_) + runs +
            ", positions " + std::to_string(positions_) + "\n" + inner_->report();
   }
 
@@ -48,11 +59,13 @@ class CountingWrapper final : public llama::InferenceBackend {
   int64_t prepare_calls_ = 0;
   int64_t forward_calls_ = 0;
   int64_t batch_calls_ = 0;
-  int64_t positions_ = 0;  // tokens run, through forward or forward_batch
+  int64_t runs_calls_ = 0;
+  int64_t positions_ = 0;  // tokens run, through any of the three
 };
 
 const llama::WrapperRegistrar kRegistrar{
-    "counting", "counts prepare, forward and forward_batch calls and positions of a backend",
+    "counting",
+    "counts prepare, forward, forward_batch and forward_runs calls and positions of a backend",
     [](std::unique_ptr<llama::InferenceBackend> inner, const llama::BackendOptions&) {
       return std::make_unique<CountingWrapper>(std::move(inner));
     }};

@@ -46,11 +46,20 @@ class TimingWrapper final : public llama::InferenceBackend {
     return logits;
   }
 
+  int32_t sequences() const override { return inner_->sequences(); }
+  std::span<const float> forward_runs(std::span<const llama::SequenceRun> runs) override {
+    const auto start = Clock::now();
+    const auto logits = inner_->forward_runs(runs);
+    record(runs_ms_, start);
+    return logits;
+  }
+
   std::string describe() const override { return inner_->describe(); }
 
   std::string report() const override {
     return phase_line("prepare", prepare_ms_) + phase_line("forward_batch", batch_ms_) +
-           phase_line("forward", forward_ms_) + inner_->report();
+           phase_line("forward", forward_ms_) + phase_line("forward_runs", runs_ms_) +
+           inner_->report();
   }
 
  private:
@@ -80,10 +89,13 @@ class TimingWrapper final : public llama::InferenceBackend {
   std::vector<double> prepare_ms_;  // one wall time per call, milliseconds
   std::vector<double> batch_ms_;
   std::vector<double> forward_ms_;
+  std::vector<double> runs_ms_;
 };
 
 const llama::WrapperRegistrar kRegistrar{
-    "timing", "times each call of a backend; p50/p99 per phase (prepare, forward_batch, forward)",
+    "timing",
+    "times each call of a backend; p50/p99 per phase (prepare, forward_batch, forward, "
+    "forward_runs)",
     [](std::unique_ptr<llama::InferenceBackend> inner, const llama::BackendOptions&) {
       return std::make_unique<TimingWrapper>(std::move(inner));
     }};

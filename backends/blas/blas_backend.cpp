@@ -38,7 +38,7 @@ const BackendRegistrar kRegistrar{
 BlasBackend::BlasBackend(const BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
       numerics_(options.numerics),
-      kv_option_(options.kv_cache),
+      options_(options),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 DTypeSet BlasBackend::supported_dtypes() const { return core_kernel_dtypes(); }
@@ -58,9 +58,9 @@ BlasBackend::Matrix BlasBackend::matrix(const Tensor& t) {
 
 void BlasBackend::prepare(const Model& model) {
   prepared_ = false;
-  const Admission admission = admit(model, *this, kv_option_);  // refuse before allocating
+  const Admission admission = admit(model, *this, options_);  // refuse before allocating
   kv_ = admission.kv;
-  const Config& c = model.config;
+  const Config& c = admission.config;  // seq_len: BackendOptions::context
   const ModelWeights& w = model.weights;
   const int64_t copies = F32Weights::norm_copy_bytes(w);
   if (copies > 0) {

@@ -72,9 +72,9 @@ class BlasBackend final : public InferenceBackend {
   void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
 
   int threads_;
-  Numerics numerics_;        // BackendOptions::numerics: fast lets bf16 batches round inputs
-  KvCacheOption kv_option_;  // BackendOptions::kv_cache
-  KvChoice kv_;              // the cache's dtype and why
+  Numerics numerics_;       // BackendOptions::numerics: fast lets bf16 batches round inputs
+  BackendOptions options_;  // as created: kv_cache, context
+  KvChoice kv_;             // the cache's dtype and why
   std::unique_ptr<tbb::task_arena> arena_;
   Config config_;
   RopeTable rope_;

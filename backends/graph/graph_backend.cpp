@@ -71,9 +71,7 @@ const BackendRegistrar kRegistrar{
 }  // namespace
 
 GraphBackend::GraphBackend(const BackendOptions& options)
-    : exec_(resolve_threads(options.threads)),
-      numerics_(options.numerics),
-      kv_option_(options.kv_cache) {}
+    : exec_(resolve_threads(options.threads)), numerics_(options.numerics), options_(options) {}
 
 DTypeSet GraphBackend::supported_dtypes() const { return core_kernel_dtypes(); }
 
@@ -117,9 +115,9 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = {};
   copies_ = {};
   norms_.clear();
-  const Admission admission = admit(model, *this, kv_option_);  // refuses before allocating
+  const Admission admission = admit(model, *this, options_);  // refuses before allocating
   kv_ = admission.kv;
-  config_ = model.config;
+  config_ = admission.config;  // seq_len: BackendOptions::context
   const Config& c = config_;
   const ModelWeights& w = model.weights;
   // runq.c's arithmetic for llama2.c's Q8_0 weights, run.c's otherwise.

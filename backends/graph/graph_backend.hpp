@@ -10,8 +10,8 @@
 #include "executor.hpp"
 #include "llama/backend.hpp"
 #include "llama/f32_weights.hpp"
-#include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/dispatch/step_table.hpp"
+#include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
@@ -65,9 +65,9 @@ class GraphBackend final : public InferenceBackend {
                  float* out, int64_t out_ld);
 
   Executor exec_;
-  Numerics numerics_;        // BackendOptions::numerics: fast lets bf16 batches round inputs
-  KvCacheOption kv_option_;  // BackendOptions::kv_cache
-  KvChoice kv_;              // the cache's dtype and why
+  Numerics numerics_;       // BackendOptions::numerics: fast lets bf16 batches round inputs
+  BackendOptions options_;  // as created: kv_cache, context
+  KvChoice kv_;             // the cache's dtype and why
   Config config_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;  // run.c's, or runq.c's for Q8_0 weights
   StepKernels steps_{};

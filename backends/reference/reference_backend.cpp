@@ -44,9 +44,9 @@ ReferenceBackend::Matrix ReferenceBackend::matrix(const Tensor& t) {
 void ReferenceBackend::prepare(const Model& model) {
   prepared_ = false;  // a prepare that throws half-way leaves no mismatched state usable
   // Refuse before allocating: the run state, then with the widened bf16/f16 norms.
-  const Admission admission = admit(model, *this, kv_option_);
+  const Admission admission = admit(model, *this, options_);
   kv_ = admission.kv;
-  const Config& c = model.config;
+  const Config& c = admission.config;  // seq_len: BackendOptions::context
   const int64_t copies = F32Weights::norm_copy_bytes(model.weights);
   if (copies > 0) {
     require_memory(checked_add(admission.run_state_bytes, copies, "reference"),

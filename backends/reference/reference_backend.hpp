@@ -19,7 +19,7 @@ namespace llama::reference {
 
 class ReferenceBackend final : public InferenceBackend {
  public:
-  explicit ReferenceBackend(const BackendOptions& options = {}) : kv_option_(options.kv_cache) {}
+  explicit ReferenceBackend(const BackendOptions& options = {}) : options_(options) {}
   std::string name() const override { return "reference"; }
   DTypeSet supported_dtypes() const override;
   void prepare(const Model& model) override;
@@ -51,8 +51,8 @@ class ReferenceBackend final : public InferenceBackend {
   void attention_f16(int64_t layer, int64_t pos);
   void swiglu();
 
-  KvCacheOption kv_option_;
-  KvChoice kv_;  // the cache's dtype and why
+  BackendOptions options_;  // as created: kv_cache, context
+  KvChoice kv_;             // the cache's dtype and why
   Config config_;
   RopeTable rope_;
   StepArithmetic arithmetic_ = StepArithmetic::run_c;

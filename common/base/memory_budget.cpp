@@ -71,18 +71,20 @@ int64_t cgroup_headroom() {
 
 }  // namespace
 
-int64_t kv_cache_bytes(const Config& c, KvDType kv) {
-  return checked_mul(c.kv_cache_floats(), kv_element_bytes(kv), "KV cache bytes");
+int64_t kv_cache_bytes(const Config& c, KvDType kv, int32_t sequences) {
+  const int64_t one = checked_mul(c.kv_cache_floats(), kv_element_bytes(kv), "KV cache bytes");
+  return checked_mul(one, sequences, "KV cache bytes");
 }
 
-int64_t run_state_bytes(const Config& c, KvDType kv) {
+int64_t run_state_bytes(const Config& c, KvDType kv, int32_t sequences) {
   const std::string what = "run state bytes";
   int64_t floats = checked_mul(2, c.dim, what);                                          // x, xb2
   floats = checked_add(floats, checked_mul(2, std::max(c.dim, c.q_dim()), what), what);  // xb, q
   floats = checked_add(floats, checked_mul(2, c.hidden_dim, what), what);                // hb, hb2
   floats = checked_add(floats, checked_mul(c.n_heads, c.seq_len, what), what);           // att
   floats = checked_add(floats, c.vocab_size, what);                                      // logits
-  return checked_add(checked_mul(floats, kFloatBytes, what), kv_cache_bytes(c, kv), what);
+  return checked_add(checked_mul(floats, kFloatBytes, what), kv_cache_bytes(c, kv, sequences),
+                     what);
 }
 
 MemoryAvailable available_memory() {
@@ -119,14 +121,16 @@ void require_memory(int64_t bytes_needed, const std::string& what, const MemoryA
   throw Error(s.str());
 }
 
-void require_run_state_memory(const Model& model, KvDType kv) {
-  const Config& c = model.config;
-  const int64_t needed = run_state_bytes(c, kv);
+void require_run_state_memory(const Config& c, const std::string& source, KvDType kv,
+                              int32_t sequences) {
+  const int64_t needed = run_state_bytes(c, kv, sequences);
   std::ostringstream what;
-  what << "the run state (KV cache " << to_string(kv) << " [2, n_layers " << c.n_layers
-       << ", seq_len " << c.seq_len << ", kv_dim " << c.kv_dim() << "] = " << kv_cache_bytes(c, kv)
+  what << "the run state (KV cache " << to_string(kv) << " [";
+  if (sequences > 1) what << "sequences " << sequences << ", ";
+  what << "2, n_layers " << c.n_layers << ", seq_len " << c.seq_len << ", kv_dim " << c.kv_dim()
+       << "] = " << kv_cache_bytes(c, kv, sequences)
        << " bytes, plus activations, attention scores and logits)";
-  require_memory(needed, what.str(), available_memory(), model.source);
+  require_memory(needed, what.str(), available_memory(), source);
 }
 
 }  // namespace llama

@@ -6,6 +6,7 @@
 
 #include "llama/error.hpp"
 #include "llama/plugins/plugin.hpp"
+#include "llama/replay_sequences.hpp"
 
 namespace llama {
 namespace {
@@ -85,7 +86,18 @@ std::unique_ptr<InferenceBackend> BackendRegistry::create(const std::string& spe
     if (it == wrappers_.end()) {
       throw Error("unknown backend wrapper '" + wrapper + "' in '" + spec + "'");
     }
-    return it->second(create(spec.substr(colon + 1), options), options);
+    std::unique_ptr<InferenceBackend> inner = create(spec.substr(colon + 1), options);
+    const int32_t held = inner->sequences();
+    std::unique_ptr<InferenceBackend> wrapped = it->second(std::move(inner), options);
+    // A wrapper that does not pass sequences() on would lose the inner backend's
+    // batching without a word: refused.
+    if (wrapped->sequences() != held) {
+      throw Error("wrapper '" + wrapper + "' says its backend holds " +
+                  std::to_string(wrapped->sequences()) + " sequences, but " +
+                  spec.substr(colon + 1) + " holds " + std::to_string(held) +
+                  " (a wrapper forwards sequences() and forward_runs: plugin protocol 6)");
+    }
+    return wrapped;
   }
   const auto it = backends_.find(spec);
   if (it == backends_.end()) {
@@ -93,7 +105,15 @@ std::unique_ptr<InferenceBackend> BackendRegistry::create(const std::string& spe
     for (const auto& [name, factory] : backends_) known += (known.empty() ? "" : ", ") + name;
     throw Error("unknown backend '" + spec + "' (known: " + known + ")");
   }
-  return it->second(options);
+  std::unique_ptr<InferenceBackend> backend = it->second(options);
+  if (options.sequences != 1 && backend->sequences() == 1) {
+    return replay_sequences(std::move(backend), options);  // one after another on one cache
+  }
+  if (backend->sequences() != options.sequences) {
+    throw Error("backend '" + spec + "' holds " + std::to_string(backend->sequences()) +
+                " sequences when asked for " + std::to_string(options.sequences));
+  }
+  return backend;
 }
 
 bool BackendRegistry::contains(const std::string& name) const {

@@ -38,15 +38,15 @@ size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
 EigenBackend::EigenBackend(const llama::BackendOptions& options)
     : threads_(resolve_threads(options.threads)),
-      kv_option_(options.kv_cache),
+      options_(options),
       arena_(std::make_unique<tbb::task_arena>(threads_)) {}
 
 void EigenBackend::prepare(const llama::Model& model) {
   // Refusals first, so a refused model leaves the backend as it was.
-  const llama::Admission admission = llama::admit(model, *this, kv_option_);
+  const llama::Admission admission = llama::admit(model, *this, options_);
   prepared_ = false;
   kv_ = admission.kv;
-  config_ = model.config;
+  config_ = admission.config;  // seq_len: BackendOptions::context
   const llama::Config& c = config_;
   rope_ = llama::RopeTable(c);
   eps_ = static_cast<float>(c.norm_eps);

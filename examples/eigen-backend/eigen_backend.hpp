@@ -70,8 +70,8 @@ class EigenBackend final : public llama::InferenceBackend {
   void store_rows(int64_t layer, int64_t start_pos, int64_t n);
 
   int threads_;
-  llama::KvCacheOption kv_option_;  // BackendOptions::kv_cache
-  llama::KvChoice kv_;              // the cache's dtype and why
+  llama::BackendOptions options_;  // as created: kv_cache, context
+  llama::KvChoice kv_;             // the cache's dtype and why
   std::unique_ptr<tbb::task_arena> arena_;
   llama::Config config_;
   llama::RopeTable rope_;

@@ -36,11 +36,12 @@ namespace {
 extern "C" __attribute__((visibility("default"))) int not_the_entry_point() { return 1; }
 
 #elif FAULT(protocol) || FAULT(toolchain)
-// A descriptor written by hand, as a plugin built against other headers would have it.
+// A descriptor written by hand, as a plugin built against other headers would have it:
+// the protocol before this one (a plugin not rebuilt since), or another standard library.
 extern "C" __attribute__((visibility("default"))) const llama_plugin_descriptor* llama_plugin_entry(
     void) {
   static const llama_plugin_descriptor descriptor = {
-      FAULT(protocol) ? 999u : LLAMA_PLUGIN_PROTOCOL,
+      FAULT(protocol) ? LLAMA_PLUGIN_PROTOCOL - 1u : LLAMA_PLUGIN_PROTOCOL,
       FAULT(toolchain) ? "Itanium C++ ABI, libc++ (ABI 1)" : LLAMA_PLUGIN_TOOLCHAIN, "test-broken",
       LLAMA_BACKENDS_VERSION, &register_one};
   return &descriptor;

@@ -9,6 +9,7 @@
 #include "llama/kv_cache.hpp"
 #include "llama/model.hpp"
 #include "llama/numerics.hpp"
+#include "llama/sequence_runs.hpp"
 
 namespace llama {
 
@@ -21,6 +22,11 @@ struct BackendOptions {
   // kv_cache: f16 for GGUF, f32 otherwise) or f32/f16. A backend that cannot
   // run the dtype asked for refuses it at prepare with one line.
   KvCacheOption kv_cache = KvCacheOption::model_default;
+  // Sequences the backend holds at once (forward_runs), each with its own KV cache
+  // of `context` positions (0: the model's seq_len). prepare refuses a count x
+  // context whose run state does not fit in memory, before allocating.
+  int32_t sequences = 1;
+  int64_t context = 0;
 };
 
 class InferenceBackend {
@@ -57,6 +63,21 @@ class InferenceBackend {
   virtual std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
                                                bool all_logits = false);
 
+  // Sequences this backend holds at once: BackendOptions::sequences for one that
+  // runs them natively (and a wrapper around one), 1 for one that runs a single
+  // sequence (forward and forward_batch are sequence 0). The registry runs several
+  // sequences on a backend that holds one by replay (llama/replay_sequences.hpp).
+  virtual int32_t sequences() const { return 1; }
+
+  // One step for several sequences (plugin protocol 6, docs/backends.md "Many
+  // sequences"): each run is one sequence's tokens at consecutive positions, with the
+  // rewind rule of forward for that sequence alone. Returns the rows of logits the
+  // runs ask for, in run order: f32 [logit_rows(runs), vocab_size], valid until the
+  // next call. A refused call (SequenceLengths::check) changes nothing. The default
+  // runs sequence 0's runs one after another through forward_batch and refuses any
+  // other sequence; a backend that holds several overrides it.
+  virtual std::span<const float> forward_runs(std::span<const SequenceRun> runs);
+
   // Optional human-readable account of what prepare built (kernels, plans,
   // memory); empty when the backend has nothing to say.
   virtual std::string describe() const { return {}; }
@@ -70,6 +91,7 @@ class InferenceBackend {
 
  protected:
   std::vector<float> batch_logits_;  // f32 [n_tokens, vocab_size], default forward_batch
+  std::vector<float> run_logits_;    // f32 [logit rows, vocab_size], default forward_runs
 };
 
 // Throws Error unless `token` is in the vocabulary and `pos` in [0, seq_len).
@@ -77,19 +99,25 @@ void check_token_position(const Config& config, int32_t token, int64_t pos);
 
 // What a backend's prepare learns from admitting a model.
 struct Admission {
+  // The model's config with seq_len the positions each sequence holds
+  // (BackendOptions::context, or the model's own): what the backend sizes its run
+  // state by and checks positions against.
+  Config config;
+  int32_t sequences = 1;        // backend.sequences()
   KvChoice kv;                  // the KV cache's dtype (and why, for describe())
-  int64_t run_state_bytes = 0;  // run_state_bytes(model.config, kv.dtype), memory_budget.hpp
+  int64_t run_state_bytes = 0;  // run_state_bytes(config, kv.dtype, sequences), memory_budget.hpp
 };
 
 // The checks every backend's prepare starts with, before it allocates anything,
 // so every backend refuses a model with the same line: the weights' dtypes
 // against backend.supported_dtypes() (require_dtypes, weights.hpp), then the KV
-// cache's dtype from `kv_cache` (resolve_kv_cache, kv_cache.hpp), then the run
-// state in that dtype against the memory available (require_run_state_memory,
-// memory_budget.hpp). Throws their Error; a model with a dtype the backend does
-// not run is refused as such even when its run state would not fit either. A
-// backend that needs memory beyond the run state (weight copies, scratch) checks
-// run_state_bytes plus its own with require_memory afterwards.
-Admission admit(const Model& model, const InferenceBackend& backend, KvCacheOption kv_cache);
+// cache's dtype from `options.kv_cache` (resolve_kv_cache, kv_cache.hpp), then
+// `options.context` against the model's seq_len, then the run state of
+// backend.sequences() caches of that many positions in that dtype against the
+// memory available (require_run_state_memory, memory_budget.hpp). Throws their Error; a model with
+// a dtype the backend does not run is refused as such even when its run state would not fit either.
+// A backend that needs memory beyond the run state (weight copies, scratch) checks run_state_bytes
+// plus its own with require_memory afterwards.
+Admission admit(const Model& model, const InferenceBackend& backend, const BackendOptions& options);
 
 }  // namespace llama

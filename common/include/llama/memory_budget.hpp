@@ -16,9 +16,10 @@ namespace llama {
 // seq_len]), logits (f32 [vocab_size]) and the KV cache (f32 [2, n_layers, seq_len, kv_dim]).
 // Throws Error on overflow (a validated Config cannot overflow). With `kv`
 // f16 the cache is f16 [2, n_layers, seq_len, kv_dim], half the bytes.
-int64_t run_state_bytes(const Config& config, KvDType kv = KvDType::f32);
-// The KV cache alone, keys and values: kv [2, n_layers, seq_len, kv_dim].
-int64_t kv_cache_bytes(const Config& config, KvDType kv = KvDType::f32);
+// With `sequences` > 1, that many KV caches (one per sequence, plugin protocol 6).
+int64_t run_state_bytes(const Config& config, KvDType kv = KvDType::f32, int32_t sequences = 1);
+// The KV cache alone, keys and values: kv [sequences, 2, n_layers, seq_len, kv_dim].
+int64_t kv_cache_bytes(const Config& config, KvDType kv = KvDType::f32, int32_t sequences = 1);
 
 struct MemoryAvailable {
   int64_t bytes = 0;
@@ -35,9 +36,12 @@ MemoryAvailable available_memory();
 void require_memory(int64_t bytes_needed, const std::string& what, const MemoryAvailable& available,
                     const std::string& source);
 
-// The one line a backend's prepare starts with: refuses `model` when its run
-// state does not fit in available_memory(), before anything is allocated.
-// `kv`: the cache's dtype the backend will allocate.
-void require_run_state_memory(const Model& model, KvDType kv = KvDType::f32);
+// The one line a backend's prepare starts with (through admit, backend.hpp): refuses
+// the run state of `config` (the model's, seq_len the positions each sequence holds)
+// when it does not fit in available_memory(), before anything is allocated. `kv`: the
+// cache's dtype the backend will allocate; `sequences`: how many caches. `source`
+// names the model in the message.
+void require_run_state_memory(const Config& config, const std::string& source,
+                              KvDType kv = KvDType::f32, int32_t sequences = 1);
 
 }  // namespace llama
