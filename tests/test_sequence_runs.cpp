@@ -8,6 +8,7 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "llama/replay_sequences.hpp"
 #include "llama/sequence_runs.hpp"
 #include "test_support.hpp"
 
@@ -115,26 +116,18 @@ TEST_CASE("a single-sequence backend runs sequence 0's runs and refuses others",
                     "blas: run 0 asks for sequence 1 but this backend holds one (sequence 0)");
 }
 
-TEST_CASE("the registry runs several sequences on a single-sequence backend by replay",
-          "[sequences]") {
-  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
-  const Model& model = ck.model();
-  const int64_t vocab = ck.config().vocab_size;
-  BackendOptions options;
-  options.sequences = 3;
-  // The reference backend's batch is its forward, position by position: replayed
-  // positions give the very logits they gave the first time.
-  auto b = BackendRegistry::instance().create("reference", options);
-  REQUIRE(b->sequences() == 3);
-  CHECK_THAT(b->describe(), Contains("sequences: 3, run one after another on one KV cache"));
-  b->prepare(model);
-
-  // Three sequences, two sharing a prefix, stepped together; each token's logits must be
-  // those of the sequence run alone.
+// Three sequences, two sharing a prefix, stepped together in changing orders, one
+// rewound and one refused call: each row must be the logits of the sequence run alone
+// on a fresh reference backend, bit for bit (the backends tried run position by
+// position, so no chunking enters).
+void check_three_sequences(InferenceBackend& b, const Model& model) {
+  REQUIRE(b.sequences() == 3);
+  b.prepare(model);
+  const int64_t vocab = model.config.vocab_size;
   Tokens seq[3] = {{1, 403, 407, 261, 270}, {1, 403, 407, 300}, {1, 66, 99}};
   const SequenceRun prompts[] = {run(0, 0, seq[0], RunLogits::all), run(1, 0, seq[1]),
                                  run(2, 0, seq[2], RunLogits::none)};
-  const std::vector<float> out = copy(b->forward_runs(prompts));
+  const std::vector<float> out = copy(b.forward_runs(prompts));
   REQUIRE(out.size() == size_t((seq[0].size() + 1) * vocab));
   CHECK(std::vector<float>(out.begin(), out.begin() + 5 * vocab) ==
         alone("reference", model, seq[0]));
@@ -142,11 +135,11 @@ TEST_CASE("the registry runs several sequences on a single-sequence backend by r
 
   for (int step = 0; step < 3; ++step) {
     const Tokens t0{int32_t(200 + step)}, t1{int32_t(210 + step)}, t2{int32_t(220 + step)};
-    // Order changes from step to step; the rows come back in run order.
+    // The order changes from step to step; the rows come back in run order.
     const SequenceRun decode[] = {run(2, int64_t(seq[2].size()), t2),
                                   run(0, int64_t(seq[0].size()), t0),
                                   run(1, int64_t(seq[1].size()), t1)};
-    const std::vector<float> rows = copy(b->forward_runs(decode));
+    const std::vector<float> rows = copy(b.forward_runs(decode));
     seq[2].push_back(t2[0]);
     seq[0].push_back(t0[0]);
     seq[1].push_back(t1[0]);
@@ -159,24 +152,60 @@ TEST_CASE("the registry runs several sequences on a single-sequence backend by r
   // A rewind of sequence 1 to position 2 leaves 0 and 2 untouched.
   const Tokens other{500, 501};
   const SequenceRun rewind[] = {run(1, 2, other, RunLogits::all)};
-  const std::vector<float> rewound = copy(b->forward_runs(rewind));
+  const std::vector<float> rewound = copy(b.forward_runs(rewind));
   const Tokens seq1{1, 403, 500, 501};
   const std::vector<float> fresh1 = alone("reference", model, seq1);
   CHECK(rewound == std::vector<float>(fresh1.begin() + 2 * vocab, fresh1.end()));
   const Tokens t0{42};
   const SequenceRun after[] = {run(0, int64_t(seq[0].size()), t0)};
-  const std::vector<float> next0 = copy(b->forward_runs(after));
+  const std::vector<float> next0 = copy(b.forward_runs(after));
   seq[0].push_back(42);
   CHECK(next0 == row(alone("reference", model, seq[0]), int64_t(seq[0].size()) - 1, vocab));
 
   // A refused call changes nothing: sequence 2 still continues where it was.
   const SequenceRun gap[] = {run(2, int64_t(seq[2].size()) + 1, t0)};
-  CHECK_THROWS_WITH(b->forward_runs(gap), Contains("leaves a gap"));
+  CHECK_THROWS_WITH(b.forward_runs(gap), Contains("leaves a gap"));
   const SequenceRun cont[] = {run(2, int64_t(seq[2].size()), t0)};
-  const std::vector<float> next2 = copy(b->forward_runs(cont));
+  const std::vector<float> next2 = copy(b.forward_runs(cont));
   seq[2].push_back(42);
   CHECK(next2 == row(alone("reference", model, seq[2]), int64_t(seq[2].size()) - 1, vocab));
+}
+
+// A backend written for one sequence, forward only: the reference backend behind it.
+class OneSequence final : public InferenceBackend {
+ public:
+  std::string name() const override { return "one-sequence"; }
+  void prepare(const Model& model) override { inner_->prepare(model); }
+  std::span<const float> forward(int32_t token, int64_t pos) override {
+    return inner_->forward(token, pos);
+  }
+
+ private:
+  std::unique_ptr<InferenceBackend> inner_ = BackendRegistry::instance().create("reference");
+};
+
+TEST_CASE("replay runs several sequences on a single-sequence backend", "[sequences]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
+  BackendOptions options;
+  options.sequences = 3;
+  auto b = replay_sequences(std::make_unique<OneSequence>(), options);
+  CHECK_THAT(b->describe(), Contains("sequences: 3, run one after another on one KV cache"));
+  check_three_sequences(*b, ck.model());
   CHECK_THAT(b->report(), Contains("switches between sequences"));
+  // The registry does the same for a backend that holds one sequence.
+  auto blas = BackendRegistry::instance().create("blas", options);
+  CHECK(blas->sequences() == 3);
+  CHECK_THAT(blas->describe(), Contains("run one after another on one KV cache"));
+}
+
+TEST_CASE("the reference backend holds several sequences natively", "[sequences]") {
+  const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
+  BackendOptions options;
+  options.sequences = 3;
+  auto b = BackendRegistry::instance().create("reference", options);
+  CHECK_THAT(b->describe(), !Contains("run one after another on one KV cache"));
+  check_three_sequences(*b, ck.model());
+  CHECK_THAT(b->describe(), Contains("sequences: 3 (a KV cache each)"));
 }
 
 TEST_CASE("wrappers pass sequences on, and one that does not is refused", "[sequences]") {

@@ -77,7 +77,10 @@ void ReferenceBackend::prepare(const Model& model) {
   zeros(hb2_, c.hidden_dim);
   zeros(tmp_, c.dim);
   zeros(logits_, c.vocab_size);
-  cache_ = KvCache(c, kv_.dtype);
+  caches_.clear();  // one KV cache per sequence (BackendOptions::sequences)
+  for (int32_t i = 0; i < admission.sequences; ++i) caches_.emplace_back(c, kv_.dtype);
+  lengths_ = SequenceLengths(admission.sequences, c.seq_len);
+  current_ = 0;
   if (kv_.dtype == KvDType::f16)
     zeros(att16_, int64_t(attend_f16_scratch_floats(c.head_size(), c.seq_len, 1)));
   zeros(k_row_, c.kv_dim());
@@ -171,8 +174,8 @@ void ReferenceBackend::attention(int64_t l, int64_t pos) {
   for (int64_t h = 0; h < c.n_heads; ++h) {
     const float* qh = q_.data() + h * hs;
     const int64_t kv_off = (h / c.kv_mul()) * hs;
-    const float* keys = cache_.keys_f32(l, 0) + kv_off;
-    const float* vals = cache_.values_f32(l, 0) + kv_off;
+    const float* keys = cache().keys_f32(l, 0) + kv_off;
+    const float* vals = cache().values_f32(l, 0) + kv_off;
     if (arithmetic_ == StepArithmetic::runq_c) {
       q8::attend_head({qh, size_t(hs)}, keys, vals, kv_dim, pos + 1, att_,
                       std::span(xb_).subspan(size_t(h * hs), size_t(hs)));
@@ -207,7 +210,7 @@ void ReferenceBackend::attention_f16(int64_t l, int64_t pos) {
   for (int64_t h = 0; h < c.n_heads; ++h) {
     const int64_t kv_off = (h / c.kv_mul()) * hs;
     attend_queries_f16_at_level(SimdLevel::portable, q_.data() + h * hs, hs, 1, pos, hs,
-                                cache_.keys_f16(l, 0) + kv_off, cache_.values_f16(l, 0) + kv_off,
+                                cache().keys_f16(l, 0) + kv_off, cache().values_f16(l, 0) + kv_off,
                                 kv_dim, att16_, xb_.data() + h * hs, hs);
   }
 }
@@ -227,6 +230,36 @@ void ReferenceBackend::swiglu() {
 std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("reference: forward called before prepare");
   check_token_position(config_, token, pos);
+  current_ = 0;
+  const std::span<const float> logits = step(token, pos);
+  const SequenceRun ran{0, pos, std::span(&token, 1), RunLogits::last};
+  lengths_.apply(std::span(&ran, 1));
+  return logits;
+}
+
+// Several sequences, one token at a time: each run on its own sequence's cache.
+std::span<const float> ReferenceBackend::forward_runs(std::span<const SequenceRun> runs) {
+  if (!prepared_) throw Error("reference: forward_runs called before prepare");
+  lengths_.check(runs, config_.vocab_size, name());
+  const auto vocab = size_t(config_.vocab_size);
+  run_logits_.resize(size_t(logit_rows(runs)) * vocab);
+  size_t row = 0;
+  for (const SequenceRun& r : runs) {
+    current_ = r.sequence;
+    for (size_t i = 0; i < r.tokens.size(); ++i) {
+      const std::span<const float> logits = step(r.tokens[i], r.start_pos + int64_t(i));
+      const bool wanted =
+          r.logits == RunLogits::all || (r.logits == RunLogits::last && i + 1 == r.tokens.size());
+      if (wanted) std::copy(logits.begin(), logits.end(), run_logits_.begin() + (row++) * vocab);
+    }
+  }
+  current_ = 0;
+  lengths_.apply(runs);
+  return run_logits_;
+}
+
+// One token of sequence current_ at `pos`: run.c's forward pass.
+std::span<const float> ReferenceBackend::step(int32_t token, int64_t pos) {
   const Config& c = config_;
   const int64_t dim = c.dim, kv_dim = c.kv_dim();
   const auto span = [](Vec& v, int64_t off, int64_t n) {
@@ -242,11 +275,11 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const Layer& w = layers_[size_t(l)];
     // The new key and value: straight into an f32 cache, or rounded into an f16 one.
-    const bool f16 = cache_.dtype() == KvDType::f16;
+    const bool f16 = cache().dtype() == KvDType::f16;
     const std::span<float> k =
-        f16 ? span(k_row_, 0, kv_dim) : std::span<float>(cache_.keys_f32(l, pos), size_t(kv_dim));
-    const std::span<float> v =
-        f16 ? span(v_row_, 0, kv_dim) : std::span<float>(cache_.values_f32(l, pos), size_t(kv_dim));
+        f16 ? span(k_row_, 0, kv_dim) : std::span<float>(cache().keys_f32(l, pos), size_t(kv_dim));
+    const std::span<float> v = f16 ? span(v_row_, 0, kv_dim)
+                                   : std::span<float>(cache().values_f32(l, pos), size_t(kv_dim));
 
     // 2. Attention: normalize, project to q, k, v, rotate q and k.
     rmsnorm(xb, x_, w.attention_norm);
@@ -258,7 +291,7 @@ std::span<const float> ReferenceBackend::forward(int32_t token, int64_t pos) {
 
     // 3. Each query head attends over positions 0..pos of its kv head.
     if (f16) {
-      cache_.store(l, pos, 1, k.data(), v.data(), kv_dim);
+      cache().store(l, pos, 1, k.data(), v.data(), kv_dim);
       attention_f16(l, pos);
     } else {
       attention(l, pos);
@@ -289,8 +322,9 @@ std::string ReferenceBackend::describe() const {
   if (!prepared_) return s.str();
   s << "  model: " << config_.to_string() << "\n"
     << "  steps: " << step_kernels(arithmetic_).name << " arithmetic\n"
-    << "  " << describe_kv_cache(kv_, cache_.bytes())
-    << (kv_.dtype == KvDType::f16 ? " (the core's portable kernel)" : "") << "\n";
+    << "  " << describe_kv_cache(kv_, cache().bytes() * int64_t(caches_.size()))
+    << (kv_.dtype == KvDType::f16 ? " (the core's portable kernel)" : "") << "\n"
+    << "  sequences: " << caches_.size() << " (a KV cache each), run one token at a time\n";
   if (classifier_.input.quantized()) {
     s << "  products: " << describe_products(classifier_.tensor, KernelSet::portable)
       << " (runq.c's int8 products)\n";

@@ -24,6 +24,8 @@ class ReferenceBackend final : public InferenceBackend {
   DTypeSet supported_dtypes() const override;
   void prepare(const Model& model) override;
   std::span<const float> forward(int32_t token, int64_t pos) override;
+  int32_t sequences() const override { return options_.sequences; }
+  std::span<const float> forward_runs(std::span<const SequenceRun> runs) override;
   std::string describe() const override;
 
  private:
@@ -50,6 +52,10 @@ class ReferenceBackend final : public InferenceBackend {
   // attention() over an f16 cache: ggml's rounding points (kernels/steps/f16_cache_attention.hpp).
   void attention_f16(int64_t layer, int64_t pos);
   void swiglu();
+  // One token at `pos` of sequence current_; the logits are logits_.
+  std::span<const float> step(int32_t token, int64_t pos);
+  KvCache& cache() { return caches_[size_t(current_)]; }
+  const KvCache& cache() const { return caches_[size_t(current_)]; }
 
   BackendOptions options_;  // as created: kv_cache, context
   KvChoice kv_;             // the cache's dtype and why
@@ -63,21 +69,23 @@ class ReferenceBackend final : public InferenceBackend {
   Matrix classifier_;
   bool prepared_ = false;
 
-  std::vector<float> x_;          // f32 [dim] residual stream
-  std::vector<float> xb_;         // f32 [max(dim, q_dim)] normed input / attention output
-  std::vector<float> q_;          // f32 [q_dim]
-  std::vector<float> att_;        // f32 [seq_len] scores of one head
-  std::vector<float> att16_;      // f32 [attend_f16_scratch_floats]: an f16 cache's scratch
-  std::vector<float> hb_;         // f32 [hidden_dim]
-  std::vector<float> hb2_;        // f32 [hidden_dim]
-  std::vector<float> tmp_;        // f32 [dim]
-  std::vector<float> logits_;     // f32 [vocab_size]
-  KvCache cache_;                 // kv_.dtype [n_layers, seq_len, kv_dim] keys and values
-  std::vector<float> k_row_;      // f32 [kv_dim]: an f16 cache's new key before it is stored
-  std::vector<float> v_row_;      // f32 [kv_dim]: and its value
-  std::vector<float> rope_cos_;   // f32 [head_dim / 2] angles of the position
-  std::vector<float> rope_sin_;   // f32 [head_dim / 2]
-  std::vector<int8_t> xq_;        // i8 [max width]: a quantized input
+  std::vector<float> x_;         // f32 [dim] residual stream
+  std::vector<float> xb_;        // f32 [max(dim, q_dim)] normed input / attention output
+  std::vector<float> q_;         // f32 [q_dim]
+  std::vector<float> att_;       // f32 [seq_len] scores of one head
+  std::vector<float> att16_;     // f32 [attend_f16_scratch_floats]: an f16 cache's scratch
+  std::vector<float> hb_;        // f32 [hidden_dim]
+  std::vector<float> hb2_;       // f32 [hidden_dim]
+  std::vector<float> tmp_;       // f32 [dim]
+  std::vector<float> logits_;    // f32 [vocab_size]
+  std::vector<KvCache> caches_;  // per sequence: kv_.dtype [n_layers, seq_len, kv_dim] keys, values
+  SequenceLengths lengths_;      // the positions each sequence holds
+  int32_t current_ = 0;          // the sequence step() runs
+  std::vector<float> k_row_;     // f32 [kv_dim]: an f16 cache's new key before it is stored
+  std::vector<float> v_row_;     // f32 [kv_dim]: and its value
+  std::vector<float> rope_cos_;  // f32 [head_dim / 2] angles of the position
+  std::vector<float> rope_sin_;  // f32 [head_dim / 2]
+  std::vector<int8_t> xq_;       // i8 [max width]: a quantized input
   std::vector<float> xq_scales_;  // f32 [max width]: its scales
   std::vector<float> row_;        // f32 [max width]: one bf16/f16 weight row upcast
 };
