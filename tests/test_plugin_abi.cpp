@@ -55,7 +55,7 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
       "LLAMA_PLUGIN_PROTOCOL, pin the new layout in tests/test_plugin_abi.cpp and describe "
       "it in docs/backends.md");
   REQUIRE(LLAMA_PLUGIN_PROTOCOL == 6u);
-  // Protocol 6: sequences() and forward_runs after forward_batch, a second vector
+  // Protocol 6: sequences(), forward_runs and batch_invariant() after forward_batch, a second vector
   // (run_logits_) in the base, BackendOptions gained sequences and context. Protocol 5
   // was the layout of 4 but BackendOptions, which gained kv_cache; 4 the layout of 3 but
   // BackendOptions, which gained numerics; 3 the layout of 2 (the contract gained
@@ -67,9 +67,10 @@ TEST_CASE("the plugin protocol version pins InferenceBackend's layout", "[plugin
   CHECK(vtable_slot(&InferenceBackend::forward_batch) == 48);
   CHECK(vtable_slot(&InferenceBackend::sequences) == 56);
   CHECK(vtable_slot(&InferenceBackend::forward_runs) == 64);
-  CHECK(vtable_slot(&InferenceBackend::describe) == 72);
-  CHECK(vtable_slot(&InferenceBackend::report) == 80);
-  CHECK(declared_virtuals() == 10);       // the destructor and the nine above
+  CHECK(vtable_slot(&InferenceBackend::batch_invariant) == 72);
+  CHECK(vtable_slot(&InferenceBackend::describe) == 80);
+  CHECK(vtable_slot(&InferenceBackend::report) == 88);
+  CHECK(declared_virtuals() == 11);       // the destructor and the ten above
   CHECK(sizeof(InferenceBackend) == 56);  // vtable pointer, batch_logits_, run_logits_
   CHECK(sizeof(BackendOptions) == 24);    // threads, numerics, kv_cache, sequences, context
   CHECK(offsetof(BackendOptions, numerics) == 4);

@@ -38,6 +38,7 @@ class CountingWrapper final : public llama::InferenceBackend {
 
   // Several sequences per call: forwarded as they are, with the count of sequences.
   int32_t sequences() const override { return inner_->sequences(); }
+  bool batch_invariant() const override { return inner_->batch_invariant(); }
   std::span<const float> forward_runs(std::span<const llama::SequenceRun> runs) override {
     ++runs_calls_;
     for (const llama::SequenceRun& r : runs) positions_ += static_cast<int64_t>(r.tokens.size());

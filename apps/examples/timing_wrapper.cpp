@@ -47,6 +47,7 @@ class TimingWrapper final : public llama::InferenceBackend {
   }
 
   int32_t sequences() const override { return inner_->sequences(); }
+  bool batch_invariant() const override { return inner_->batch_invariant(); }
   std::span<const float> forward_runs(std::span<const llama::SequenceRun> runs) override {
     const auto start = Clock::now();
     const auto logits = inner_->forward_runs(runs);

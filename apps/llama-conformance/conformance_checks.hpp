@@ -77,4 +77,23 @@ inline constexpr double kF16KvTolerance = 1e-3;
 CheckResult check_f16_kv_matches_reference(const std::string& spec, const Model& model,
                                            std::span<const int32_t> tokens);
 
+// Many sequences (plugin protocol 6, conformance_sequences.cpp), on a backend created
+// with 4 sequences: the registry's replay where the backend holds one.
+// A mixed schedule (prompt chunks of 1 to 7 tokens, sequences in rotating orders, some
+// sitting out a step, logits all, last or none) gives each sequence the logits it gets
+// alone on a fresh instance, within kTolerance.
+CheckResult check_sequences_match_alone(const std::string& spec, const Model& model);
+// The same schedule gives each sequence's rows bit for bit as the sequence alone as one
+// run and alone one position per call: for a backend whose batch_invariant() is true.
+CheckResult check_batch_invariant(const std::string& spec, const Model& model);
+// After the schedule, sequence 1 goes back to position 3 with other tokens in the same
+// call as the others' next tokens: every sequence still gets its alone logits.
+CheckResult check_sequence_rewind(const std::string& spec, const Model& model);
+// No runs, unknown ids, a run without tokens, a gap, a sequence twice, a bad token and
+// positions past the context are llama::Error; the backend runs correctly afterwards.
+CheckResult check_sequence_bad_calls(const std::string& spec, const Model& model);
+// 4096 sequences of a 10,000,000-position context are refused at prepare with the one
+// line of the memory check; 4096 of 16 positions run; a context past seq_len is refused.
+CheckResult check_sequence_memory(const std::string& spec);
+
 }  // namespace llama::conformance

@@ -20,6 +20,9 @@ struct SuiteCheck {
   std::string title;   // what must hold
   std::string covers;  // on what: models, cases, positions
   std::function<CheckResult(const ConformanceData&, const std::string& spec)> run;
+  // Optional: why the backend does not claim what the check holds it to (empty when it
+  // does); a check it does not claim is reported as not claimed instead of run.
+  std::function<std::string(const std::string& spec)> unclaimed = {};
 };
 
 // Every check, in the order they run.

@@ -26,6 +26,8 @@ class ReferenceBackend final : public InferenceBackend {
   std::span<const float> forward(int32_t token, int64_t pos) override;
   int32_t sequences() const override { return options_.sequences; }
   std::span<const float> forward_runs(std::span<const SequenceRun> runs) override;
+  // One position at a time, each sum in double: nothing depends on what shares a call.
+  bool batch_invariant() const override { return true; }
   std::string describe() const override;
 
  private:

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "llama/checked_math.hpp"
 #include "llama/error.hpp"
+#include "llama/memory_budget.hpp"
 
 namespace llama {
 namespace {
@@ -22,6 +24,13 @@ class ReplaySequences final : public InferenceBackend {
 
   void prepare(const Model& model) override {
     prepared_ = false;
+    // Every sequence's tokens may be held at once: refused before the inner backend
+    // allocates anything when they cannot be.
+    const int64_t positions = checked_mul(sequences_, inner_context(model), "replay");
+    require_memory(checked_mul(positions, int64_t{sizeof(int32_t)}, "replay"),
+                   "the tokens of " + std::to_string(sequences_) + " sequences of " +
+                       std::to_string(inner_context(model)) + " positions (replay_sequences.hpp)",
+                   available_memory(), model.source);
     inner_->prepare(model);
     config_ = model.config;
     lengths_ = SequenceLengths(sequences_, inner_context(model));

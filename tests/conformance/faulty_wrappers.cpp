@@ -126,4 +126,73 @@ const WrapperRegistrar kIgnoresRewind{"test-ignores-rewind",
 const WrapperRegistrar kNoisy16{"test-noisy-on-16-bit", "test only: noise on bf16/f16 models",
                                 make_faulty(Fault::noisy_on_16_bit)};
 
+// Faults of the many-sequence protocol: the wrapper passes sequences() on, so the
+// registry accepts it, and breaks forward_runs or the claim.
+enum class SequenceFault {
+  shared_cache,      // every run on the inner backend's sequence 0: sequences share a cache
+  claims_invariant,  // says batch_invariant() whatever the inner backend does
+  unchecked_runs,    // drops runs of unknown sequences and empty runs instead of refusing
+};
+
+class SequenceFaultWrapper final : public InferenceBackend {
+ public:
+  SequenceFaultWrapper(std::unique_ptr<InferenceBackend> inner, SequenceFault fault)
+      : inner_(std::move(inner)), fault_(fault) {}
+
+  std::string name() const override { return "faulty:" + inner_->name(); }
+  DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
+  void prepare(const Model& model) override { inner_->prepare(model); }
+  std::span<const float> forward(int32_t token, int64_t pos) override {
+    return inner_->forward(token, pos);
+  }
+  std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
+                                       bool all_logits) override {
+    return inner_->forward_batch(tokens, start_pos, all_logits);
+  }
+  int32_t sequences() const override { return inner_->sequences(); }
+  bool batch_invariant() const override {
+    return fault_ == SequenceFault::claims_invariant || inner_->batch_invariant();
+  }
+  std::span<const float> forward_runs(std::span<const SequenceRun> runs) override {
+    if (fault_ == SequenceFault::claims_invariant) return inner_->forward_runs(runs);
+    std::vector<SequenceRun> kept;
+    for (const SequenceRun& r : runs) {
+      if (r.tokens.empty() || r.sequence < 0 || r.sequence >= sequences()) continue;
+      kept.push_back(r);
+    }
+    if (fault_ == SequenceFault::unchecked_runs) {
+      if (kept.empty()) return {};
+      return inner_->forward_runs(kept);
+    }
+    out_.clear();  // shared_cache: one run after another on the single-sequence calls
+    for (const SequenceRun& r : kept) {
+      const std::span<const float> rows =
+          inner_->forward_batch(r.tokens, r.start_pos, r.logits == RunLogits::all);
+      if (r.logits != RunLogits::none) out_.insert(out_.end(), rows.begin(), rows.end());
+    }
+    return out_;
+  }
+
+ private:
+  std::unique_ptr<InferenceBackend> inner_;
+  SequenceFault fault_;
+  std::vector<float> out_;
+};
+
+WrapperFactory make_sequence_fault(SequenceFault fault) {
+  return [fault](std::unique_ptr<InferenceBackend> inner, const BackendOptions&) {
+    return std::make_unique<SequenceFaultWrapper>(std::move(inner), fault);
+  };
+}
+
+const WrapperRegistrar kSharedCache{"test-shared-cache",
+                                    "test only: every sequence runs on one cache",
+                                    make_sequence_fault(SequenceFault::shared_cache)};
+const WrapperRegistrar kClaimsInvariant{"test-claims-invariant",
+                                        "test only: claims batch invariance it does not have",
+                                        make_sequence_fault(SequenceFault::claims_invariant)};
+const WrapperRegistrar kUncheckedRuns{"test-unchecked-runs",
+                                      "test only: drops bad runs instead of refusing them",
+                                      make_sequence_fault(SequenceFault::unchecked_runs)};
+
 }  // namespace

@@ -116,6 +116,27 @@ TEST_CASE("each conformance check catches its fault", "[conformance-selftest]") 
                                          "position 11"));
 }
 
+TEST_CASE("each many-sequence check catches its fault", "[conformance-selftest][sequences]") {
+  const Checkpoint s260 = Checkpoint::open(data().model("stories260K.bin"));
+  const Model& m = s260.model();
+  CHECK(check_sequences_match_alone("blas", m).ok);
+  CHECK(check_sequences_match_alone("reference", m).ok);
+  const auto shared = check_sequences_match_alone("test-shared-cache:reference", m);
+  CHECK_THAT(shared.failure, Contains("mixed call: sequence "));
+  CHECK(check_sequence_rewind("graph", m).ok);
+  CHECK_THAT(check_sequence_rewind("test-shared-cache:reference", m).failure,
+             Contains("after sequence 1 went back to position 3"));
+  CHECK(check_batch_invariant("reference", m).ok);
+  // blas runs one sequence, so the registry replays it: a sequence's prefix then runs as
+  // one batch (sgemm) where it ran in chunks, which is not bit for bit the same.
+  CHECK_THAT(check_batch_invariant("test-claims-invariant:blas", m).failure,
+             Contains("not bit-identical to the sequence run alone"));
+  CHECK(check_sequence_bad_calls("graph", m).ok);
+  CHECK_THAT(check_sequence_bad_calls("test-unchecked-runs:reference", m).failure,
+             Contains(": no error"));
+  CHECK(check_sequence_memory("reference").ok);
+}
+
 TEST_CASE("llama-conformance reports each failing check and exits 1 on a broken backend",
           "[conformance-selftest]") {
   const std::string faults = LLAMA_TEST_FAULTS_PLUGIN;

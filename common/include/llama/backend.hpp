@@ -78,6 +78,13 @@ class InferenceBackend {
   // other sequence; a backend that holds several overrides it.
   virtual std::span<const float> forward_runs(std::span<const SequenceRun> runs);
 
+  // True when, under the numerics this backend was created with, a sequence's logits
+  // for each of its tokens are bit-identical whatever else shares a forward_runs call
+  // (other sequences at any positions, in any order) and however its tokens were split
+  // into runs: a server's answers then never depend on its load. llama-conformance
+  // holds a backend that claims it to bit-identity, one that does not to its tolerance.
+  virtual bool batch_invariant() const { return false; }
+
   // Optional human-readable account of what prepare built (kernels, plans,
   // memory); empty when the backend has nothing to say.
   virtual std::string describe() const { return {}; }

@@ -29,7 +29,8 @@
 // discards the cache from there (2 promised positions in order). 4: BackendOptions
 // gained `numerics` (3's was `threads` alone, 4 bytes). 5: BackendOptions gained
 // `kv_cache` (the KV cache's dtype, llama/kv_cache.hpp; 12 bytes). 6: many sequences
-// per call: InferenceBackend gained sequences() and forward_runs (llama/sequence_runs.hpp),
+// per call: InferenceBackend gained sequences(), forward_runs (llama/sequence_runs.hpp) and
+// batch_invariant(),
 // BackendOptions `sequences` and `context` (24 bytes), and a wrapper must forward both.
 #define LLAMA_PLUGIN_PROTOCOL 6u
 
