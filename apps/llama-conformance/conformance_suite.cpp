@@ -52,6 +52,17 @@ CheckResult on_shapes(const ConformanceData& data,
   });
 }
 
+// stories260K.bin and the generated grouped-query shape, each failure named by its model.
+CheckResult on_stories_and_gqa(const ConformanceData& data,
+                               const std::function<CheckResult(const Model&)>& check) {
+  const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
+  const Shape shape = generated_shapes()[1];
+  const Checkpoint gqa = Checkpoint::open(write_random_checkpoint(data, shape, 1234));
+  const std::pair<std::string, const Checkpoint*> models[] = {{"stories260K.bin", &s260},
+                                                              {shape.name, &gqa}};
+  return each(models, [&](const auto& m) { return std::pair{m.first, check(m.second->model())}; });
+}
+
 CheckResult both(const CheckResult& a, const CheckResult& b) {
   CheckResult r = a;
   if (!b.ok) r.fail(b.failure);
@@ -301,22 +312,16 @@ std::vector<SuiteCheck> make_checks() {
        "4 sequences of stories260K.bin and of the grouped-query shape: prompt chunks of 1 to 7 "
        "tokens, rotating orders, logits all, last or none",
        [](Data data, Spec spec) {
-         auto check = [&](const Model& m) { return check_sequences_match_alone(spec, m); };
-         const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
-         const Checkpoint gqa =
-             Checkpoint::open(write_random_checkpoint(data, generated_shapes()[1], 1234));
-         return both(check(s260.model()), check(gqa.model()));
+         return on_stories_and_gqa(
+             data, [&](const Model& m) { return check_sequences_match_alone(spec, m); });
        }},
       {"sequences/batch-invariant", "f32",
        "a sequence's logits are bit-identical whatever shares the call and however it is split",
        "the mixed schedule against each sequence alone as one run and one position per call, "
        "stories260K.bin and the grouped-query shape",
        [](Data data, Spec spec) {
-         auto check = [&](const Model& m) { return check_batch_invariant(spec, m); };
-         const Checkpoint s260 = Checkpoint::open(data.model("stories260K.bin"));
-         const Checkpoint gqa =
-             Checkpoint::open(write_random_checkpoint(data, generated_shapes()[1], 1234));
-         return both(check(s260.model()), check(gqa.model()));
+         return on_stories_and_gqa(data,
+                                   [&](const Model& m) { return check_batch_invariant(spec, m); });
        },
        [](Spec spec) {
          BackendOptions o;

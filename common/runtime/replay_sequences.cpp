@@ -54,7 +54,7 @@ class ReplaySequences final : public InferenceBackend {
   std::span<const float> forward_runs(std::span<const SequenceRun> runs) override {
     if (!prepared_) throw Error(name() + ": forward_runs called before prepare");
     lengths_.check(runs, config_.vocab_size, name());
-    out_.clear();
+    run_logits_.clear();
     std::vector<std::vector<int32_t>> next(runs.size());
     try {
       for (size_t i = 0; i < runs.size(); ++i) next[i] = run(runs[i]);
@@ -67,7 +67,7 @@ class ReplaySequences final : public InferenceBackend {
     for (size_t i = 0; i < runs.size(); ++i)
       tokens_[static_cast<size_t>(runs[i].sequence)] = std::move(next[i]);
     lengths_.apply(runs);
-    return out_;
+    return run_logits_;
   }
 
   std::string describe() const override {
@@ -107,7 +107,8 @@ class ReplaySequences final : public InferenceBackend {
     }
     const std::span<const float> logits =
         inner_->forward_batch(r.tokens, r.start_pos, r.logits == RunLogits::all);
-    if (r.logits != RunLogits::none) out_.insert(out_.end(), logits.begin(), logits.end());
+    if (r.logits != RunLogits::none)
+      run_logits_.insert(run_logits_.end(), logits.begin(), logits.end());
     next.insert(next.end(), r.tokens.begin(), r.tokens.end());
     resident_ = r.sequence;
     resident_tokens_ = next;
@@ -123,7 +124,6 @@ class ReplaySequences final : public InferenceBackend {
   std::vector<std::vector<int32_t>> tokens_;  // each sequence's tokens at 0 .. length - 1
   int32_t resident_ = -1;                     // the sequence the inner cache holds
   std::vector<int32_t> resident_tokens_;      // the tokens it holds
-  std::vector<float> out_;                    // f32 [logit rows, vocab_size]
   int64_t replayed_ = 0, switches_ = 0;
 };
 
