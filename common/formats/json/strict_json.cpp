@@ -1,13 +1,7 @@
 // parse_strict_json: nlohmann's SAX parser driving a DOM builder that refuses
-// duplicate keys and deep nesting; read_text_file: a bounded whole-file read.
+// duplicate keys and deep nesting.
 #include "strict_json.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "llama/error.hpp"
@@ -114,33 +108,6 @@ nlohmann::json parse_strict_json(std::string_view text, const std::string& sourc
                                   /*strict=*/true, /*ignore_comments=*/false);
   if (!ok) throw Error(source + ": invalid JSON: " + builder.error());
   return std::move(builder.root());
-}
-
-std::string read_text_file(const std::string& path, int64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw Error(path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
-  if (st.st_size > max_bytes) {
-    throw Error(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
-                std::to_string(max_bytes) + " such a file may have");
-  }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(path + ": cannot read: " + std::strerror(errno));
-    if (n == 0) break;  // shrank while reading: parse what is there
-    done += static_cast<size_t>(n);
-  }
-  text.resize(done);
-  return text;
 }
 
 std::string json_kind(const nlohmann::json& j) {

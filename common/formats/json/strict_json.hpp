@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "llama/mapped_file.hpp"  // read_text_file, the bounded read these files go through
+
 namespace llama {
 
 inline constexpr int kMaxJsonDepth = 64;
@@ -18,10 +20,6 @@ inline constexpr int kMaxJsonDepth = 64;
 // Parses `text`; throws Error "<source>: invalid JSON: <why>" (byte offset
 // included) on a syntax error, a duplicate key or nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_strict_json(std::string_view text, const std::string& source);
-
-// Reads the whole file at `path`, refusing one larger than `max_bytes` before
-// reading it; throws Error naming the file.
-std::string read_text_file(const std::string& path, int64_t max_bytes);
 
 // What `j` is, for messages: "an object", "an array", "a string", "a number", "a boolean", "null".
 std::string json_kind(const nlohmann::json& j);
