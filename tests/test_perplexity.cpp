@@ -140,10 +140,10 @@ TEST_CASE("llama-perplexity: bad input is one line and a non-zero exit", "[perpl
        "llama-perplexity: --ctx: 1024 is larger than the model's context (seq_len 256)\n"},
       {{"-c", model, "-k", tok, "-f", empty},
        1,
-       "llama-perplexity: " + empty + ": the text is empty\n"},
+       "llama-perplexity: --file: " + empty + ": the text is empty\n"},
       {{"-c", model, "-k", tok, "-f", "/nonexistent.txt"},
        1,
-       "llama-perplexity: /nonexistent.txt: cannot open the text\n"},
+       "llama-perplexity: --file: /nonexistent.txt: cannot open: No such file or directory\n"},
       {{"-c", model, "-k", tok, "-f", story},
        1,
        "llama-perplexity: " + story +

@@ -1,12 +1,15 @@
 // OpenedCheckpoint: -c PATH as a llama2.c file, a Hugging Face checkpoint or a GGUF.
 #include "opened_checkpoint.hpp"
 
+#include "flag_files.hpp"
 #include "generation_flags.hpp"
 #include "llama/error.hpp"
 
 namespace llama::cli {
 
 OpenedCheckpoint OpenedCheckpoint::open(const std::string& path, int64_t context_cap) {
+  // Before any reader sniffs it: the GGUF magic check would wait on a FIFO forever.
+  require_file_or_directory("--checkpoint", path);
   OpenedCheckpoint ck;
   ck.path_ = path;
   if (looks_like_hf_checkpoint(path)) {
@@ -37,8 +40,9 @@ std::shared_ptr<const Tokenizer> OpenedCheckpoint::tokenizer(
     }
     return gguf_->tokenizer;
   }
-  return open_tokenizer(resolve_tokenizer_path(path_, tokenizer_flag),
-                        {.vocab_size = config().vocab_size});
+  const std::string path = resolve_tokenizer_path(path_, tokenizer_flag);
+  require_file_or_directory("--tokenizer", path);  // the JSON sniff reads before the type check
+  return open_tokenizer(path, {.vocab_size = config().vocab_size});
 }
 
 const chat::ModelChatTemplate* OpenedCheckpoint::chat_template() const {

@@ -3,19 +3,60 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 #include <string>
-#include "llama/error.hpp"
 
+#include "error_report.hpp"
+#include "flag_files.hpp"
+#include "llama/chat/model_template.hpp"
 #include "llama/chat_session.hpp"
+#include "llama/error.hpp"
+#include "llama/mapped_file.hpp"
 #include "llama/sampler.hpp"
 
 namespace llama::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// One line typed (or piped) into a chat is one user turn; a turn longer than
+// this cannot fit a model's context anyway (1 MiB is 250,000 tokens or more),
+// and a line without end (/dev/zero on standard input) must not be read whole.
+constexpr size_t kMaxChatLineBytes = size_t{1} << 20;
+
+// The next line of `in` without its newline; nullopt at the end of input. Refused
+// as soon as it passes kMaxChatLineBytes, before the rest of it is read.
+std::optional<std::string> read_user_line(std::istream& in, int64_t line_number) {
+  std::streambuf* buf = in.rdbuf();
+  std::string line;
+  bool any = false;
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    any = true;
+    if (c == '\n') return line;
+    if (line.size() == kMaxChatLineBytes) {
+      throw Error("standard input: line " + std::to_string(line_number) + " is longer than " +
+                  std::to_string(kMaxChatLineBytes) + " bytes, the most one chat turn may have");
+    }
+    line.push_back(static_cast<char>(c));
+  }
+  in.setstate(std::ios::eofbit);
+  if (!any) return std::nullopt;
+  return line;
+}
+
+// A tokenizer_config.json, named by `flag` ("" for the one beside the tokenizer).
+chat::ModelChatTemplate tokenizer_config(std::string_view flag, const std::string& path) {
+  return during("reading " + path, [&] {
+    const char* what = "a tokenizer_config.json";
+    const std::string text = flag.empty()
+                                 ? read_text_file(path, kMaxTokenizerConfigBytes, what)
+                                 : read_flag_file(flag, path, kMaxTokenizerConfigBytes, what);
+    return chat::parse_tokenizer_config(text, path);
+  });
+}
+
+}  // namespace
 
 std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const Tokenizer& tok,
                                                     const chat::ModelChatTemplate* embedded) {
@@ -27,20 +68,21 @@ std::optional<chat::TemplateChatFormat> chat_format(const CliOptions& o, const T
     const fs::path config =
         (fs::is_directory(k, ec) ? k : k.parent_path()) / "tokenizer_config.json";
     const bool hf = fs::is_directory(k, ec) || k.extension() == ".json";
-    if (hf && fs::exists(config, ec)) beside = chat::read_tokenizer_config(config.string());
+    if (hf && fs::exists(config, ec)) beside = tokenizer_config("", config.string());
   }
   if (!beside && embedded != nullptr && !embedded->source.empty()) beside = *embedded;
   chat::ModelChatTemplate t;
   if (!o.chat_template.empty()) {
     if (fs::path(o.chat_template).extension() == ".json") {
-      t = chat::read_tokenizer_config(o.chat_template);
+      t = tokenizer_config("--chat-template", o.chat_template);
       if (t.source.empty()) throw Error(o.chat_template + ": has no chat_template");
     } else {
-      std::ifstream in(o.chat_template, std::ios::binary);
-      if (!in) throw Error(o.chat_template + ": cannot open the chat template");
-      std::ostringstream text;
-      text << in.rdbuf();
-      t.source = text.str();
+      t.source = during("reading " + o.chat_template, [&] {
+        return read_flag_file("--chat-template", o.chat_template, kMaxChatTemplateBytes,
+                              "a chat template");
+      });
+      // Empty, it would render every turn as nothing and fail later, naming no file.
+      if (t.source.empty()) throw Error("--chat-template: " + o.chat_template + ": is empty");
       t.origin = o.chat_template;
       if (beside) {
         t.bos_token = beside->bos_token;
@@ -82,21 +124,26 @@ int run_chat(const CliOptions& o, const Model& model, const Tokenizer& tokenizer
   const bool text = o.format == OutputFormat::text;
   nlohmann::json turns = nlohmann::json::array();
   bool first = true;
+  int64_t lines = 0;
   while (!session.finished()) {
     std::string user;
     if (first && o.prompt_given) {
       user = o.prompt;
     } else {
       if (text) out << "User: " << std::flush;
-      if (!std::getline(in, user)) {
+      std::optional<std::string> line = read_user_line(in, ++lines);
+      if (!line) {
         if (text) out << "\n";
         break;  // end of input ends the session
       }
+      user = std::move(*line);
     }
     first = false;
     if (text) out << "Assistant: " << std::flush;
-    const ChatTurn turn = session.turn(user, [&](std::string_view piece) {
-      if (text) out << piece << std::flush;
+    const ChatTurn turn = during("answering turn " + std::to_string(turns.size() + 1), [&] {
+      return session.turn(user, [&](std::string_view piece) {
+        if (text) out << piece << std::flush;
+      });
     });
     if (text) out << "\n";
     turns.push_back({{"user", user},

@@ -15,6 +15,7 @@
 #include "chat.hpp"
 #include "cli_options.hpp"
 #include "error_report.hpp"
+#include "flag_files.hpp"
 #include "llama/chat_session.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_model.hpp"
@@ -158,28 +159,40 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
       break;
   }
 
+  // Each stage names itself should memory run out in it (error_report.hpp).
   if (o.action == Action::tokenize && o.checkpoint.empty()) {
     // -k without -c: the whole tokenizer, no model to match.
-    return tokenize(o, *open_tokenizer(o.tokenizer), out);
+    require_file_or_directory("--tokenizer", o.tokenizer);
+    return during("reading " + o.tokenizer,
+                  [&] { return tokenize(o, *open_tokenizer(o.tokenizer), out); });
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const OpenedCheckpoint ck = OpenedCheckpoint::open(o.checkpoint);
+  const OpenedCheckpoint ck =
+      during("reading " + o.checkpoint, [&] { return OpenedCheckpoint::open(o.checkpoint); });
   if (o.action == Action::verify_checkpoint) {
-    if (ck.hf()) return verify_checkpoint(*ck.hf(), out);
-    return ck.gguf() ? verify_gguf(*ck.gguf(), out) : verify_checkpoint(*ck.llama2c(), out);
+    return during("verifying " + o.checkpoint, [&] {
+      if (ck.hf()) return verify_checkpoint(*ck.hf(), out);
+      return ck.gguf() ? verify_gguf(*ck.gguf(), out) : verify_checkpoint(*ck.llama2c(), out);
+    });
   }
   const Model model = with_context(ck.model(), o.control.ctx_size);
   // A GGUF's own tokenizer unless -k names another.
-  const std::shared_ptr<const Tokenizer> tokenizer = ck.tokenizer(o.tokenizer);
+  const std::string tokenizer_path =
+      o.tokenizer.empty() && ck.gguf() ? o.checkpoint : resolve_tokenizer_path(o);
+  const std::shared_ptr<const Tokenizer> tokenizer =
+      during("reading " + tokenizer_path, [&] { return ck.tokenizer(o.tokenizer); });
   const Tokenizer& tok = *tokenizer;
-  if (o.action == Action::tokenize) return tokenize(o, tok, out, ck.chat_template());
+  if (o.action == Action::tokenize) {
+    return during("encoding the prompt", [&] { return tokenize(o, tok, out, ck.chat_template()); });
+  }
 
   BackendOptions bo;
   bo.threads = o.threads;
   bo.numerics = o.numerics;
   bo.kv_cache = o.kv_cache;
   auto backend = BackendRegistry::instance().create(o.backend, bo);
-  backend->prepare(model);
+  during("preparing backend " + o.backend + " for " + o.checkpoint,
+         [&] { backend->prepare(model); });
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.action == Action::explain) {
@@ -194,7 +207,8 @@ int run(const CliOptions& o, std::istream& in, std::ostream& out, std::ostream& 
     const std::optional<chat::TemplateChatFormat> format = chat_format(o, tok, ck.chat_template());
     return run_chat(o, model, tok, *backend, format ? &*format : nullptr, in, out, err);
   }
-  return generate_text(o, ck, model, tok, *backend, load_ms, out, err);
+  return during("generating",
+                [&] { return generate_text(o, ck, model, tok, *backend, load_ms, out, err); });
 }
 
 }  // namespace

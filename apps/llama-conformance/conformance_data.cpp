@@ -4,14 +4,18 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 
 #include "llama/error.hpp"
+#include "llama/mapped_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace llama::conformance {
 namespace {
+
+// The reference cases are the project's own JSON files of tens of KB; 64 MiB is
+// room for suites thousands of times larger, and no more is read.
+constexpr int64_t kMaxReferenceBytes = int64_t{64} << 20;
 
 std::string pick(const std::string& flag, const char* env, const char* built_in) {
   if (!flag.empty()) return flag;
@@ -56,10 +60,9 @@ std::string ConformanceData::model(const std::string& file) const {
 
 nlohmann::json ConformanceData::cases(const std::string& file) const {
   const fs::path p = fs::path(dirs_.reference) / file;
-  std::ifstream in(p);
-  if (!in) throw Error(p.string() + ": reference file not found");
+  const std::string text = read_text_file(p.string(), kMaxReferenceBytes, "a reference file");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(p.string() + ": not valid JSON: " + e.what());
   }

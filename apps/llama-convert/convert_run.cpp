@@ -10,6 +10,7 @@
 
 #include "backend_flags.hpp"
 #include "error_report.hpp"
+#include "flag_files.hpp"
 
 #include "usage_message.hpp"
 
@@ -201,9 +202,16 @@ int convert(const Options& o, std::ostream& out) {
     throw Error(o.input +
                 ": is a Hugging Face checkpoint already; --to hf reads llama2.c and GGUF files");
   }
+  // Before any reader sniffs them (the GGUF magic check would wait on a FIFO).
+  cli::require_file_or_directory("IN", o.input);
+  cli::require_file_or_directory("--tokenizer", o.tokenizer);
+  // Each stage names itself should memory run out in it (error_report.hpp).
   std::optional<gguf::Vocabulary> vocabulary;  // a GGUF input's
-  const Checkpoint in = open_input(o, vocabulary);
-  if (o.hf) return convert_to_hf(o, in, out);
+  const Checkpoint in =
+      cli::during("reading " + o.input, [&] { return open_input(o, vocabulary); });
+  if (o.hf) {
+    return cli::during("writing " + o.output, [&] { return convert_to_hf(o, in, out); });
+  }
   if (!o.tokenizer.empty()) vocabulary.reset();  // --tokenizer replaces it
   // Beside OUT so that the rename stays on one file system.
   const std::string partial = o.output + ".partial";
@@ -212,11 +220,13 @@ int convert(const Options& o, std::ostream& out) {
   try {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);
     if (!file) throw Error(partial + ": cannot create: " + std::strerror(errno));
-    if (o.gguf) {
-      gguf_report = write_gguf(in, o.tokenizer, vocabulary, *o.gguf, file, partial);
-    } else {
-      report = write_checkpoint(in, o.write, file, partial);
-    }
+    cli::during("writing " + o.output, [&] {
+      if (o.gguf) {
+        gguf_report = write_gguf(in, o.tokenizer, vocabulary, *o.gguf, file, partial);
+      } else {
+        report = write_checkpoint(in, o.write, file, partial);
+      }
+    });
     file.close();
     if (!file) throw Error(partial + ": write failed");
     fs::rename(partial, o.output);

@@ -4,7 +4,7 @@
 #include "perplexity_run.hpp"
 
 #include <boost/program_options.hpp>
-#include <fstream>
+#include <chrono>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,13 +12,14 @@
 #include "backend_flags.hpp"
 #include "command_line.hpp"
 #include "error_report.hpp"
+#include "flag_files.hpp"
 #include "generation_flags.hpp"  // resolve_tokenizer_path
+#include "kv_cache_flag.hpp"
 #include "llama/error.hpp"
 #include "llama/perplexity.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
-#include "kv_cache_flag.hpp"
 #include "numerics_flag.hpp"
 #include "opened_checkpoint.hpp"
 #include "usage_error.hpp"
@@ -29,7 +30,12 @@ namespace llama::perplexity_app {
 namespace {
 
 constexpr const char* kProgram = "llama-perplexity";
-constexpr std::streamoff kMaxTextBytes = std::streamoff{1} << 30;
+// Evaluation texts are a few MB (wikitext-2's test split is 1.3 MB); 64 MiB holds
+// any of them many times over and bounds the tokens (4 bytes each, at most one per
+// byte) to 256 MiB. A text that large runs for hours: progress goes to stderr.
+constexpr int64_t kMaxTextBytes = int64_t{64} << 20;
+// Above this, "encoding ..." is printed first: encoding alone takes seconds.
+constexpr size_t kAnnounceEncodingBytes = size_t{1} << 20;
 
 enum class Format { text, json };
 
@@ -99,34 +105,76 @@ Options parse(const std::vector<std::string>& args) {
   return o;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the text");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error(path + ": cannot read the text");
-  if (size == 0) throw Error(path + ": the text is empty");
-  if (size > kMaxTextBytes) {
-    throw Error(path + ": " + std::to_string(size) + " bytes is more than the " +
-                std::to_string(kMaxTextBytes) + " this tool reads");
+// Where `text` stops being UTF-8 text (a NUL byte is taken as a binary file), or -1.
+// Perplexity on bytes that are not text measures nothing, and a binary file of tens
+// of MB would otherwise be encoded and run for hours before anyone noticed.
+int64_t first_non_text_byte(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c == 0) return static_cast<int64_t>(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: its sequence length and the range its first continuation byte may
+    // take (no overlong forms, no surrogates, nothing above U+10FFFF).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return static_cast<int64_t>(i);
+    }
+    if (n - i < len) return static_cast<int64_t>(i);
+    if (p[i + 1] < lo || p[i + 1] > hi) return static_cast<int64_t>(i);
+    for (size_t k = 2; k < len; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return static_cast<int64_t>(i);
+    }
+    i += len;
   }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), size)) throw Error(path + ": cannot read the text");
+  return -1;
+}
+
+// -f: a regular file of at most kMaxTextBytes, not empty, UTF-8 text.
+std::string read_text(const std::string& path) {
+  std::string text = cli::read_flag_file("--file", path, kMaxTextBytes, "a perplexity text");
+  if (text.empty()) throw Error("--file: " + path + ": the text is empty");
+  if (const int64_t at = first_non_text_byte(text); at >= 0) {
+    const auto byte = static_cast<unsigned char>(text[static_cast<size_t>(at)]);
+    throw Error("--file: " + path + ": not UTF-8 text (byte 0x" + "0123456789abcdef"[byte >> 4] +
+                "0123456789abcdef"[byte & 15] + " at offset " + std::to_string(at) + ")");
+  }
   return text;
 }
 
-// Progress on stderr: one line rewritten in place on a terminal, else a line
-// at every tenth of the chunks.
+// Progress on stderr: one line rewritten in place on a terminal, else a line at
+// every tenth of the chunks and at least every 30 s, so a long run shows it is
+// alive long before its first tenth is done.
 PerplexityProgress progress_printer(std::ostream& err, bool tty) {
-  return [&err, tty](int64_t done, int64_t chunks, double ppl) {
+  using Clock = std::chrono::steady_clock;
+  return [&err, tty, last = Clock::now()](int64_t done, int64_t chunks, double ppl) mutable {
     std::ostringstream line;
     line << kProgram << ": chunk " << done << "/" << chunks << ", perplexity " << std::fixed
          << std::setprecision(4) << ppl;
     if (tty) {
       err << "\r" << line.str() << (done == chunks ? "\n" : "") << std::flush;
-    } else if (done == chunks || done % std::max<int64_t>(1, chunks / 10) == 0) {
-      err << line.str() << "\n";
+      return;
+    }
+    const Clock::time_point now = Clock::now();
+    if (done == chunks || done % std::max<int64_t>(1, chunks / 10) == 0 ||
+        now - last >= std::chrono::seconds(30)) {
+      err << line.str() << "\n" << std::flush;
+      last = now;
     }
   };
 }
@@ -141,9 +189,13 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
     cli::list_backends(out);
     return 0;
   }
+  // Each stage names itself should memory run out in it (error_report.hpp). The
+  // text first: a wrong -f fails before the model is loaded.
+  const std::string text = cli::during("reading " + o.file, [&] { return read_text(o.file); });
   // A Hugging Face model's KV cache holds --ctx positions (its context is the bound).
-  const cli::OpenedCheckpoint ck =
-      cli::OpenedCheckpoint::open(o.checkpoint, o.ctx > 0 ? o.ctx : kDefaultHfContextCap);
+  const cli::OpenedCheckpoint ck = cli::during("reading " + o.checkpoint, [&] {
+    return cli::OpenedCheckpoint::open(o.checkpoint, o.ctx > 0 ? o.ctx : kDefaultHfContextCap);
+  });
   const Config& config = ck.config();
   if (o.ctx > config.seq_len) {
     throw Error(
@@ -151,27 +203,33 @@ int run(const Options& o, std::ostream& out, std::ostream& err, bool tty) {
         (config.context_length == config.seq_len ? "seq_len " : "max_position_embeddings ") +
         std::to_string(config.context_length) + ")");
   }
-  const std::shared_ptr<const Tokenizer> tok = ck.tokenizer(o.tokenizer);
+  const std::shared_ptr<const Tokenizer> tok =
+      cli::during("reading the tokenizer", [&] { return ck.tokenizer(o.tokenizer); });
   if (tok->special().bos < 0) throw Error("the tokenizer has no BOS token to start chunks with");
-  const std::string text = read_text(o.file);
+  if (text.size() > kAnnounceEncodingBytes) {
+    err << kProgram << ": encoding " << o.file << " (" << text.size() << " bytes)\n" << std::flush;
+  }
   // Untrusted text: what spells a special token stays text.
-  const std::vector<int32_t> tokens =
-      tok->encode(text, {.add_special = true, .parse_special = false});
+  const std::vector<int32_t> tokens = cli::during("encoding " + o.file, [&] {
+    return tok->encode(text, {.add_special = true, .parse_special = false});
+  });
   BackendOptions bo;
   bo.threads = static_cast<int>(o.threads);
   bo.numerics = o.policy;
   bo.kv_cache = o.kv_cache;
   auto backend = BackendRegistry::instance().create(o.backend, bo);
-  backend->prepare(ck.model());
+  cli::during("preparing backend " + o.backend + " for " + o.checkpoint,
+              [&] { backend->prepare(ck.model()); });
   PerplexityOptions po_;
   po_.ctx = o.ctx;
   po_.bos = tok->special().bos;
-  PerplexityResult r;
-  try {
-    r = perplexity(*backend, config, tokens, po_, progress_printer(err, tty));
-  } catch (const Error& e) {
-    throw Error(o.file + ": " + e.what());
-  }
+  const PerplexityResult r = cli::during("computing the perplexity of " + o.file, [&] {
+    try {
+      return perplexity(*backend, config, tokens, po_, progress_printer(err, tty));
+    } catch (const Error& e) {
+      throw Error(o.file + ": " + e.what());
+    }
+  });
   err << backend->report();
   if (o.format == Format::json) {
     nlohmann::json j{{"backend", backend->name()},

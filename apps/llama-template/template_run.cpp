@@ -5,11 +5,11 @@
 #include "template_run.hpp"
 
 #include <boost/program_options.hpp>
-#include <fstream>
 
 #include "backend_flags.hpp"
 #include "command_line.hpp"
 #include "error_report.hpp"
+#include "flag_files.hpp"
 #include "llama/chat/json_value.hpp"
 #include "llama/chat/model_template.hpp"
 #include "llama/chat/template.hpp"
@@ -22,9 +22,6 @@ namespace llama::chat_app {
 namespace {
 
 constexpr const char* kProgram = "llama-template";
-// Chat templates and conversations are text files of kilobytes; refuse
-// anything that could not be one before reading it whole.
-constexpr std::streamoff kMaxInputBytes = std::streamoff{64} << 20;
 
 struct Options {
   std::string template_path, messages_path, bos_token, eos_token, help;
@@ -65,39 +62,36 @@ Options parse(const std::vector<std::string>& args) {
   return o;
 }
 
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open " + what);
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error(path + ": cannot read " + what);
-  if (size > kMaxInputBytes) {
-    throw Error(path + ": " + what + " of " + std::to_string(size) + " bytes is larger than " +
-                std::to_string(kMaxInputBytes));
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), size)) throw Error(path + ": cannot read " + what);
-  return text;
-}
-
 bool ends_with_json(const std::string& path) {
   return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
 }
 
+// Each stage names itself should memory run out in it (error_report.hpp); each file
+// is read through the bounded reader with the limit of what it is (flag_files.hpp).
 int render(const Options& o, std::ostream& out) {
   std::string source, bos = o.bos_token, eos = o.eos_token;
   if (ends_with_json(o.template_path)) {  // a tokenizer_config.json
-    const chat::ModelChatTemplate t = chat::read_tokenizer_config(o.template_path);
+    const chat::ModelChatTemplate t = cli::during("reading " + o.template_path, [&] {
+      return chat::parse_tokenizer_config(
+          cli::read_flag_file("--template", o.template_path, cli::kMaxTokenizerConfigBytes,
+                              "a tokenizer_config.json"),
+          o.template_path);
+    });
     if (t.source.empty()) throw Error(o.template_path + ": has no chat_template");
     source = t.source;
     if (!o.bos_given) bos = t.bos_token;
     if (!o.eos_given) eos = t.eos_token;
   } else {
-    source = read_text(o.template_path, "the template");
+    source = cli::during("reading " + o.template_path, [&] {
+      return cli::read_flag_file("--template", o.template_path, cli::kMaxChatTemplateBytes,
+                                 "a chat template");
+    });
   }
-  chat::Object vars =
-      chat::variables_from_json(read_text(o.messages_path, "the messages"), o.messages_path);
+  chat::Object vars = cli::during("reading " + o.messages_path, [&] {
+    return chat::variables_from_json(cli::read_flag_file("--messages", o.messages_path,
+                                                         cli::kMaxMessagesBytes, "a conversation"),
+                                     o.messages_path);
+  });
   const auto set_default = [&](const std::string& key, chat::Value v) {
     for (const auto& [k, x] : vars) {
       if (k == key) return;  // the JSON's own value wins
@@ -108,8 +102,10 @@ int render(const Options& o, std::ostream& out) {
   set_default("eos_token", chat::Value::string(eos));
   set_default("add_generation_prompt", chat::Value::boolean(o.add_generation_prompt));
   try {
-    const chat::ChatTemplate t = chat::ChatTemplate::parse(source);
-    out << t.render(vars) << std::flush;
+    const chat::ChatTemplate t = cli::during("parsing " + o.template_path,
+                                             [&] { return chat::ChatTemplate::parse(source); });
+    out << cli::during("rendering " + o.template_path, [&] { return t.render(vars); })
+        << std::flush;
   } catch (const chat::TemplateError& e) {
     throw Error(o.template_path + ": " + e.what());
   }

@@ -121,10 +121,12 @@ TEST_CASE("llama-template: bad input is one line and a non-zero exit", "[chat][l
       {{"--template", good, "--messages", msgs, "--bogus"}, 2, ""},
       {{"--template", "/nonexistent/t.jinja", "--messages", msgs},
        1,
-       "llama-template: /nonexistent/t.jinja: cannot open the template\n"},
+       "llama-template: --template: /nonexistent/t.jinja: cannot open: No such file or "
+       "directory\n"},
       {{"--template", good, "--messages", "/nonexistent/m.json"},
        1,
-       "llama-template: /nonexistent/m.json: cannot open the messages\n"},
+       "llama-template: --messages: /nonexistent/m.json: cannot open: No such file or "
+       "directory\n"},
       {{"--template", good, "--messages", file("bad.json", "[{")}, 1, ""},
       {{"--template", good, "--messages", file("num.json", "42")}, 1, ""},
       {{"--template", file("syntax.jinja", "x\n{% if %}"), "--messages", msgs}, 1, ""},

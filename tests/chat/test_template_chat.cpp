@@ -138,7 +138,8 @@ TEST_CASE("llama-cli -m chat: --chat-template, the tokenizer's own, --tokenize s
   r = run_cli_chat({"-c", model, "-k", test::model_path("tok2048.bin"), "-m", "chat",
                     "--chat-template", "/nonexistent.jinja", "-p", "Hi"});
   CHECK(r.code == 1);
-  CHECK(r.err == "llama-cli: /nonexistent.jinja: cannot open the chat template\n");
+  CHECK(r.err ==
+        "llama-cli: --chat-template: /nonexistent.jinja: cannot open: No such file or directory\n");
   const std::string broken = file("broken.jinja", "{% for %}");
   r = run_cli_chat({"-c", model, "-k", test::model_path("tok2048.bin"), "-m", "chat",
                     "--chat-template", broken, "-p", "Hi"});
