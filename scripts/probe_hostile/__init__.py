@@ -1,0 +1,1 @@
+"""The pieces of scripts/probe-hostile.py: the inputs by parser, and the runner."""
