@@ -131,6 +131,35 @@ TEST_CASE("a Hugging Face directory is refused naming the file and the tensor",
   require_refused(gen, {"gen/generation_config.json: invalid JSON"});
 }
 
+// Issue 39: num_hidden_layers 100000000 took GBs and 30 s listing the tensors it implies
+// before the first was found missing. The layer count is now checked against the
+// tensor table first, so these return at once.
+TEST_CASE("config.json sizes are checked against the tensors before anything is sized from them",
+          "[hf][checkpoint][robustness]") {
+  const auto tensors = hf_fixture_tensors(tiny_hf_config());  // 1 layer: 12 tensors
+  for (const int64_t layers : {int64_t{100000000}, int64_t{2147483647}, int64_t{2}}) {
+    json config = tiny_hf_config();
+    config["num_hidden_layers"] = layers;
+    const std::string n = std::to_string(layers);
+    require_refused(make_hf_dir("layers" + n, config, tensors),
+                    {"layers" + n + "/config.json: \"num_hidden_layers\" is " + n,
+                     "model.safetensors holds 12 tensors, room for at most 1 layers"});
+  }
+  // The other sizes fail at the first tensor whose shape they give.
+  for (const char* field : {"vocab_size", "hidden_size", "intermediate_size"}) {
+    json config = tiny_hf_config();
+    config[field] = 2147483646;
+    if (std::string(field) == "hidden_size") config["head_dim"] = 4;
+    require_refused(make_hf_dir(field, config, tensors),
+                    {std::string(field) + "/config.json implies [", "2147483646"});
+  }
+  json heads = tiny_hf_config();
+  heads["num_attention_heads"] = 1 << 30;
+  heads["head_dim"] = 4;
+  require_refused(make_hf_dir("heads_huge", heads, tensors),
+                  {"q_proj.weight\" has shape [8, 8]", "implies [4294967296, 8]"});
+}
+
 TEST_CASE("a path that is not a Hugging Face checkpoint says what it is",
           "[hf][checkpoint][robustness]") {
   const std::string dir = temp_path("not-hf");

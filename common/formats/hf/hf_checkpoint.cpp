@@ -13,6 +13,8 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr int64_t kMaxConfigBytes = 16 << 20;  // real ones are a few KB
+constexpr int64_t kLayerTensors = 9;           // q k v o gate up down and two norms
+constexpr int64_t kUnlayeredTensors = 2;  // embed_tokens and the final norm (lm_head if untied)
 
 bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
@@ -53,6 +55,25 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+// config.json's sizes are only as large as the tensors let them be: listing the
+// tensors of num_hidden_layers 2^31 - 1 (9 names and shapes per layer) would take
+// hundreds of GB before the first one was found missing. Every layer has 9 tensors
+// and the model two more (embedding, final norm), so a layer count the files
+// cannot hold is refused before anything is allocated for it. Widths and vocab_size
+// need no such check: each spec's shape is compared with the tensor's, and nothing
+// is sized from them before.
+void check_layer_count(const HfConfig& c, const SafetensorsModel& st, const std::string& config) {
+  const auto tensors = static_cast<int64_t>(st.entries().size());
+  const int64_t room =
+      tensors < kUnlayeredTensors ? 0 : (tensors - kUnlayeredTensors) / kLayerTensors;
+  if (c.num_hidden_layers > room) {
+    throw Error(config + ": \"num_hidden_layers\" is " + std::to_string(c.num_hidden_layers) +
+                " but " + st.source() + " holds " + std::to_string(tensors) +
+                " tensors, room for at most " + std::to_string(room) + " layers of " +
+                std::to_string(kLayerTensors) + " tensors");
+  }
 }
 
 // Tensors some exporters write that LlamaForCausalLM does not load.
@@ -104,17 +125,25 @@ HfPaths find_hf_files(const std::string& path) {
 }
 
 HfCheckpoint HfCheckpoint::open(const std::string& path) {
-  HfCheckpoint ck;
-  ck.paths_ = find_hf_files(path);
-  ck.config_ = parse_hf_config(read_text_file(ck.paths_.config, kMaxConfigBytes), ck.paths_.config);
-  if (!ck.paths_.generation_config.empty()) {
-    apply_generation_config(ck.config_,
-                            read_text_file(ck.paths_.generation_config, kMaxConfigBytes),
-                            ck.paths_.generation_config);
+  HfPaths paths = find_hf_files(path);
+  HfConfig config = parse_hf_config(read_text_file(paths.config, kMaxConfigBytes), paths.config);
+  if (!paths.generation_config.empty()) {
+    apply_generation_config(config, read_text_file(paths.generation_config, kMaxConfigBytes),
+                            paths.generation_config);
   }
-  ck.safetensors_ =
-      std::make_shared<const SafetensorsModel>(SafetensorsModel::open(ck.paths_.weights));
+  auto safetensors =
+      std::make_shared<const SafetensorsModel>(SafetensorsModel::open(paths.weights));
+  return bind(std::move(paths), std::move(config), std::move(safetensors));
+}
+
+HfCheckpoint HfCheckpoint::bind(HfPaths paths, HfConfig config,
+                                std::shared_ptr<const SafetensorsModel> safetensors) {
+  HfCheckpoint ck;
+  ck.paths_ = std::move(paths);
+  ck.config_ = std::move(config);
+  ck.safetensors_ = std::move(safetensors);
   const SafetensorsModel& st = *ck.safetensors_;
+  check_layer_count(ck.config_, st, ck.paths_.config);
 
   const std::vector<HfTensorSpec> specs = hf_tensor_specs(ck.config_);
   ck.tensors_.reserve(specs.size());

@@ -86,6 +86,14 @@ SafetensorsModel SafetensorsModel::open(const std::string& path) {
   return model;
 }
 
+SafetensorsModel SafetensorsModel::from_file(SafetensorsFile file) {
+  SafetensorsModel model;
+  model.source_ = file.source();
+  model.files_.push_back(std::make_unique<SafetensorsFile>(std::move(file)));
+  model.index_entries();
+  return model;
+}
+
 void SafetensorsModel::index_entries() {
   entries_.clear();
   for (const auto& file : files_) {

@@ -71,6 +71,11 @@ class HfCheckpoint {
   // Throws Error naming the file at fault: a config field, a missing,
   // duplicate, unexpected or mis-shaped tensor, an unsupported dtype.
   static HfCheckpoint open(const std::string& path);
+  // What open does once the files are read: binds `config`'s tensors to those of
+  // `safetensors` (`paths` names the files in errors). No allocation grows with a
+  // size of `config` before that size is checked against the tensors.
+  static HfCheckpoint bind(HfPaths paths, HfConfig config,
+                           std::shared_ptr<const SafetensorsModel> safetensors);
 
   const HfPaths& paths() const { return paths_; }
   const HfConfig& config() const { return config_; }

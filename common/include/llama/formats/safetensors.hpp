@@ -91,6 +91,8 @@ class SafetensorsModel {
  public:
   // `path` is a .safetensors file or a model.safetensors.index.json.
   static SafetensorsModel open(const std::string& path);
+  // One file already parsed (in memory); its source names the model.
+  static SafetensorsModel from_file(SafetensorsFile file);
 
   struct Entry {
     const SafetensorsTensor* tensor;
