@@ -1,6 +1,10 @@
 // Regressions for what fuzzing found (fuzz/): each input is the one libFuzzer
 // saved, fed to the same entry point, with the behaviour now expected.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +15,8 @@
 #include "cli_run.hpp"
 #include "command_line.hpp"
 #include "llama/error.hpp"
+#include "llama/formats/gguf_file.hpp"
+#include "llama/formats/safetensors.hpp"
 #include "llama/tokenizers/llama2c_tokenizer.hpp"
 #include "test_support.hpp"
 
@@ -173,4 +179,94 @@ TEST_CASE("finding: -c naming a directory that holds no checkpoint is one line a
   CHECK(r.code == 1);
   CHECK_THAT(r.err, StartsWith("llama-cli: /: ") && Contains("model.safetensors"));
   CHECK(r.err.find('\n') == r.err.size() - 1);
+}
+
+// Issue 39: --verify-checkpoint on a file whose weights are all infinite exited 1
+// with the report on stdout and nothing on stderr. Now the report says how many
+// values are not finite per tensor and the run ends in one error line naming the
+// file, the first such tensor and the counts, for each format.
+namespace {
+
+// `from` copied to the temp dir as `name` with bytes [begin, end) overwritten by `value`.
+std::string with_floats(const std::string& from, const std::string& name, size_t begin, size_t end,
+                        float value) {
+  std::vector<std::byte> bytes = llama::test::read_file(from);
+  REQUIRE(end <= bytes.size());
+  for (size_t at = begin; at + 4 <= end; at += 4) std::memcpy(bytes.data() + at, &value, 4);
+  const std::string path = llama::test::temp_path(name);
+  llama::test::write_file(path, bytes);
+  return path;
+}
+
+// Exit 1, the report on stdout, one line on stderr containing every part of `why`.
+void require_not_finite(const std::string& path, const std::vector<std::string>& why) {
+  const CliRun r = run_cli({"-c", path, "--verify-checkpoint"});
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("NOT FINITE") && Contains("some values are not finite"));
+  CHECK_THAT(r.err, StartsWith("llama-cli: " + path + ": "));
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  for (const std::string& w : why) CHECK_THAT(r.err, Contains(w));
+}
+
+}  // namespace
+
+TEST_CASE("--verify-checkpoint names the tensors whose values are not finite, in every format",
+          "[robustness][cli]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  using llama::test::model_path;
+  // llama2.c version 0: every weight +inf (stories260K: 11 tensors, 263,936 floats and
+  // the two rope tables, which are not weights).
+  const std::string v0 =
+      with_floats(model_path("stories260K.bin"), "inf-v0.bin", 28,
+                  llama::test::read_file(model_path("stories260K.bin")).size(), inf);
+  require_not_finite(v0, {"token_embedding has 32768 of 32768 values (32768 +inf, 0 -inf, 0 NaN)",
+                          "in 11 of 11 tensors"});
+  const CliRun r0 = run_cli({"-c", v0, "--verify-checkpoint"});
+  CHECK_THAT(r0.out, Contains("f32  no finite values  NOT FINITE: 32768 of 32768 values"));
+  // Version 2: the same bytes after the f32 norms (3 layers x 2 x 128 + 128 floats) make every
+  // group scale infinite and the int8 values 0, 0, -128, 127: NaN, NaN, -inf, +inf.
+  const std::string v2 =
+      with_floats(model_path("q-gqa.v2.bin"), "inf-v2.bin", 256 + 4 * (3 * 2 * 128 + 128),
+                  llama::test::read_file(model_path("q-gqa.v2.bin")).size(), inf);
+  require_not_finite(v2, {"inf-v2.bin: token_embedding has 4096000 of 4096000 values "
+                          "(1024000 +inf, 1024000 -inf, 2048000 NaN)",
+                          "in 9 of 12 tensors"});
+  CHECK_THAT(run_cli({"-c", v2, "--verify-checkpoint"}).out,
+             Contains("scales [inf, -inf] (64000 not finite)  dequantized no finite values"));
+  // GGUF: output_norm.weight made NaN.
+  const std::string gguf_in = model_path("gguf/stories1M.f32.gguf");
+  const llama::gguf::File f = llama::gguf::File::open(gguf_in);
+  const llama::gguf::Tensor* norm = f.find_tensor("output_norm.weight");
+  REQUIRE(norm != nullptr);
+  const size_t at = f.data_offset() + norm->offset;
+  const std::string gguf = with_floats(gguf_in, "nan.gguf", at, at + 128 * 4, std::nanf(""));
+  require_not_finite(gguf, {"output_norm.weight has 128 of 128 values (0 +inf, 0 -inf, 128 NaN)",
+                            "128 values in all are not finite, in 1 of "});
+  // Hugging Face: model.norm.weight made -inf, in a copy of the directory.
+  const std::string dir = llama::test::temp_path("hf-ninf");
+  std::filesystem::create_directories(dir);
+  for (const char* name :
+       {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"}) {
+    std::filesystem::copy_file(model_path("hf/stories1M/") + name, dir + "/" + name);
+  }
+  const llama::SafetensorsFile st =
+      llama::SafetensorsFile::open(model_path("hf/stories1M/model.safetensors"));
+  const llama::SafetensorsTensor* hf_norm = st.find("model.norm.weight");
+  REQUIRE(hf_norm != nullptr);
+  const auto begin = static_cast<size_t>(hf_norm->offset);
+  const std::string weights =
+      with_floats(model_path("hf/stories1M/model.safetensors"), "hf-ninf/model.safetensors", begin,
+                  begin + 128 * 4, -inf);
+  const CliRun hf = run_cli({"-c", dir, "--verify-checkpoint"});
+  CHECK(hf.code == 1);
+  CHECK_THAT(hf.err, StartsWith("llama-cli: " + weights +
+                                ": model.norm.weight has 128 of 128 "
+                                "values (0 +inf, 128 -inf, 0 NaN)"));
+  CHECK(hf.err.find('\n') == hf.err.size() - 1);
+  // A clean file still ends with the report alone and exit 0.
+  const CliRun ok = run_cli({"-c", model_path("stories260K.bin"), "--verify-checkpoint"});
+  CHECK(ok.code == 0);
+  CHECK(ok.err.empty());
+  CHECK_THAT(ok.out, Contains("all values finite"));
 }

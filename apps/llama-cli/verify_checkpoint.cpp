@@ -2,38 +2,16 @@
 // Hugging Face F32/BF16/F16.
 #include "verify_checkpoint.hpp"
 
-#include <cmath>
 #include <cstring>
 #include <iomanip>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "llama/kernels/numbers/dequantize.hpp"
+#include "verify_stats.hpp"
 
 namespace llama::cli {
 namespace {
-
-// Running min / max / sum over finite values, and whether any was not finite.
-struct Stats {
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -std::numeric_limits<double>::infinity();
-  double sum = 0;
-  int64_t count = 0;
-  bool finite = true;
-
-  void add(double v) {
-    ++count;
-    if (!std::isfinite(v)) {
-      finite = false;
-      return;
-    }
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    sum += v;
-  }
-  double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0.0; }
-};
 
 std::string shape_of(const TensorInfo& t) {
   std::string shape;
@@ -50,18 +28,18 @@ int verify_checkpoint(const Checkpoint& ck, std::ostream& out) {
   out << "checkpoint: " << ck.model().source << " (" << to_string(ck.format());
   if (ck.format() == CheckpointFormat::v2) out << ", group size " << ck.group_size();
   out << ")\nconfig: " << ck.config().to_string() << "\n";
-  bool all_finite = true;
+  NonFiniteTally tally;
   for (const TensorInfo& t : ck.tensors()) {
     out << std::left << std::setw(16) << t.name << " [" << shape_of(t) << "]";
     if (t.quantized.empty()) {
-      Stats s;
+      ValueStats s;
       for (float v : t.data) s.add(v);
-      out << "  f32  min " << s.lo << "  max " << s.hi << "  mean " << s.mean();
-      all_finite = all_finite && s.finite;
-      out << (s.finite ? "  finite\n" : "  NOT FINITE\n");
+      out << "  f32";
+      s.print(out);
+      tally.add(ck.model().source, t.name, s);
       continue;
     }
-    Stats scales, values;
+    ValueStats scales, values;
     for (const QuantizedTensor& q : t.quantized) {
       for (float s : q.scales) scales.add(s);
       const auto gs = static_cast<size_t>(q.group_size);
@@ -69,19 +47,18 @@ int verify_checkpoint(const Checkpoint& ck, std::ostream& out) {
         values.add(static_cast<double>(static_cast<float>(q.values[i]) * q.scales[i / gs]));
       }
     }
-    const bool finite = scales.finite && values.finite;
-    all_finite = all_finite && finite;
-    out << "  Q8_0  scales [" << scales.lo << ", " << scales.hi << "]  dequantized min "
-        << values.lo << "  max " << values.hi << "  mean " << values.mean()
-        << (finite ? "  finite\n" : "  NOT FINITE\n");
+    out << "  Q8_0  scales [" << scales.lo << ", " << scales.hi << "]";
+    if (!scales.finite()) out << " (" << scales.not_finite() << " not finite)";
+    out << "  dequantized";
+    values.print(out, " ");
+    tally.add(ck.model().source, t.name, values);
   }
-  out << (all_finite ? "all values finite\n" : "some values are not finite\n");
-  return all_finite ? 0 : 1;
+  return tally.finish(out);
 }
 
 int verify_checkpoint(const HfModel& hf, std::ostream& out) {
   out << hf.describe();
-  bool all_finite = true;
+  NonFiniteTally tally;
   std::vector<float> row;  // f32 [cols]: one row widened at a time
   for (const HfTensor& t : hf.checkpoint.tensors()) {
     const Tensor view = [&] {
@@ -95,7 +72,7 @@ int verify_checkpoint(const HfModel& hf, std::ostream& out) {
           return Tensor::view(t.spec.name, DType::f32, t.spec.shape, t.tensor->bytes);
       }
     }();
-    Stats s;
+    ValueStats s;
     row.resize(static_cast<size_t>(view.cols()));
     for (int64_t r = 0; r < view.rows(); ++r) {
       if (view.dtype == DType::f32) {
@@ -108,13 +85,12 @@ int verify_checkpoint(const HfModel& hf, std::ostream& out) {
       }
       for (float v : row) s.add(v);
     }
-    all_finite = all_finite && s.finite;
     out << std::left << std::setw(48) << t.spec.name << " " << std::setw(5)
-        << to_string(t.tensor->dtype) << " " << view.shape_string() << "  min " << s.lo << "  max "
-        << s.hi << "  mean " << s.mean() << (s.finite ? "  finite\n" : "  NOT FINITE\n");
+        << to_string(t.tensor->dtype) << " " << view.shape_string();
+    s.print(out);
+    tally.add(t.file->source(), t.spec.name, s);
   }
-  out << (all_finite ? "all values finite\n" : "some values are not finite\n");
-  return all_finite ? 0 : 1;
+  return tally.finish(out);
 }
 
 }  // namespace llama::cli

@@ -9,12 +9,13 @@
 namespace llama::cli {
 
 // One line per tensor: f32 tensors give min/max/mean; Q8_0 tensors give the
-// scale range and the dequantized min/max/mean. Returns 1 if any value (or
-// scale) is not finite, else 0.
+// scale range and the dequantized min/max/mean. Returns 0 when every value is
+// finite; otherwise, after the report, throws Error naming the file, the first
+// tensor with values that are not finite and how many (verify_stats.hpp).
 int verify_checkpoint(const Checkpoint& ck, std::ostream& out);
 // A Hugging Face checkpoint: its files, config.json as read (defaults named),
 // the Config, then per tensor its HF name, dtype (F32, BF16, F16), shape and
-// min/max/mean of the exactly widened values.
+// min/max/mean of the exactly widened values; the same return and error.
 int verify_checkpoint(const HfModel& hf, std::ostream& out);
 
 }  // namespace llama::cli

@@ -9,7 +9,8 @@
 namespace llama::cli {
 
 // One line per tensor: its GGUF type, shape and the min/max/mean of its
-// values as the core dequantizes them. Returns 1 if any value is not finite.
+// values as the core dequantizes them. Returns 0 when every value is finite,
+// else throws Error after the report, as verify_checkpoint does.
 int verify_gguf(const gguf::GgufModel& g, std::ostream& out);
 
 }  // namespace llama::cli
