@@ -303,12 +303,18 @@ void safetensors_seeds(const fs::path& dir) {
 }
 
 void hf_config_seeds(const fs::path& dir) {
-  write(dir, "llama", text(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1, "num_attention_heads": 2,
+  // The shape of fuzz_hf_config's fixed tensors, and the issue 39 examples: the layer
+  // counts that were allocated for before the tensors refused them.
+  for (const char* layers : {"1", "100000000", "2147483647"}) {
+    write(dir, std::string("llama-layers-") + layers,
+          text(std::string(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": )") +
+               layers + R"(, "num_attention_heads": 2,
     "num_key_value_heads": 1, "vocab_size": 10, "max_position_embeddings": 16,
     "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "rope_scaling": null,
     "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
     "attention_bias": false, "mlp_bias": false, "torch_dtype": "float32"})"));
+  }
   write(dir, "llama3", text(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 96,
     "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
     "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 300, "rope_theta": 500000.0,
