@@ -153,6 +153,15 @@ TEST_CASE("config.json sizes are checked against the tensors before anything is 
     require_refused(make_hf_dir(field, config, tensors),
                     {std::string(field) + "/config.json implies [", "2147483646"});
   }
+  // An index's entries are not bounded by anything read before it: its size is (a 64 MiB
+  // one took 900 MB to parse before its first absent shard was named).
+  const std::string big_index = temp_path("big-index");
+  std::filesystem::create_directories(big_index);
+  write_text(big_index + "/config.json", tiny_hf_config().dump());
+  write_text(big_index + "/model.safetensors.index.json",
+             R"({"weight_map": {"a": "b"}})" + std::string((4 << 20) - 25, ' '));
+  require_refused(big_index, {"big-index/model.safetensors.index.json: 4194305 bytes, more than "
+                              "the 4194304 such a file may have"});
   json heads = tiny_hf_config();
   heads["num_attention_heads"] = 1 << 30;
   heads["head_dim"] = 4;
