@@ -11,6 +11,7 @@
 #include <span>
 
 #include "fuzz_check.hpp"
+#include "heap_meter.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/memory_budget.hpp"
@@ -78,7 +79,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto bytes = std::make_unique<std::byte[]>(size);
   if (size > 0) std::memcpy(bytes.get(), data, size);
   try {
-    const llama::Checkpoint ck = llama::Checkpoint::parse({bytes.get(), size}, "fuzz.bin", nullptr);
+    const llama::Checkpoint ck = [&] {
+      // Every size in the header is checked against the bytes before a view or a
+      // layer is allocated for it: the parsed model is a small multiple of the input.
+      const fuzz::HeapMeter meter(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size,
+                                  "Checkpoint::parse");
+      return llama::Checkpoint::parse({bytes.get(), size}, "fuzz.bin", nullptr);
+    }();
     check_tensors(ck, bytes.get(), size);
     run_forward(ck);
   } catch (const llama::Error& e) {

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fuzz_check.hpp"
+#include "heap_meter.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/gguf_file.hpp"
 #include "llama/formats/gguf_llama.hpp"
@@ -79,15 +81,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto bytes = std::make_unique<std::byte[]>(size);
   if (size > 0) std::memcpy(bytes.get(), data, size);
   try {
+    // Counts and sizes in the header are checked against the bytes before anything
+    // is reserved for them: the file and the llama model read from it are a small
+    // multiple of the input.
+    std::optional<fuzz::HeapMeter> meter;
+    meter.emplace(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size, "gguf::File::parse");
     const auto f = llama::gguf::File::parse({bytes.get(), size}, "fuzz.gguf", nullptr);
+    meter.reset();
     read_values(f, bytes.get(), size);
     check_tensors(f, bytes.get(), size);
+    meter.emplace(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size, "read_llama");
     const llama::gguf::LlamaFile m = llama::gguf::read_llama(f);
+    meter.reset();
     FUZZ_CHECK(static_cast<int64_t>(m.layers.size()) == m.n_layers, "layer count");
     FUZZ_CHECK(m.token_embd->shape[0] == m.vocab_size, "embedding rows are the vocabulary");
     // As the core's Model: every tensor a checked view, dequantized whole
     // (its bytes are inside the input, so this stays small).
+    meter.emplace(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size, "gguf::to_model");
     const llama::Model model = llama::gguf::to_model(f);
+    meter.reset();
     std::vector<float> values;
     model.weights.for_each([&](const llama::Tensor& t) {
       values.resize(static_cast<size_t>(t.elements()));

@@ -34,10 +34,8 @@ constexpr std::string_view kTinyConfig =
         "max_position_embeddings": 16, "tie_word_embeddings": false})";
 
 // Parsing JSON of n bytes takes a DOM of at most ~20n bytes (an empty object per
-// 7 bytes of `"a":{},`); the tensor table is fixed. The bound leaves room for both
-// and is a thousandth of what num_hidden_layers 100000000 took.
-constexpr size_t kHeapBound = size_t{1} << 20;
-constexpr size_t kHeapPerInputByte = 64;
+// 7 bytes of `"a":{},`); the tensor table is fixed. kParseHeapBound + 64n leaves room
+// for both and is a thousandth of what num_hidden_layers 100000000 took.
 
 struct TinyTensors {
   std::vector<std::byte> file;  // the safetensors bytes the model views
@@ -137,7 +135,7 @@ void bind_with_each_size_at_its_maximum(const llama::HfConfig& c) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tiny_tensors();  // built once, outside the meter
-  const fuzz::HeapMeter meter(kHeapBound + kHeapPerInputByte * size,
+  const fuzz::HeapMeter meter(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size,
                               "config.json parsed and bound to 12 tensors");
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {

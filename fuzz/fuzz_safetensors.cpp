@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "fuzz_check.hpp"
+#include "heap_meter.hpp"
 #include "llama/error.hpp"
 #include "llama/formats/safetensors.hpp"
 
@@ -43,7 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto bytes = std::make_unique<std::byte[]>(size);
   if (size > 0) std::memcpy(bytes.get(), data, size);
   try {
-    const auto f = llama::SafetensorsFile::parse({bytes.get(), size}, "fuzz.safetensors", nullptr);
+    const auto f = [&] {
+      // The tensor table is parsed from the header's bytes, never sized ahead of them.
+      const fuzz::HeapMeter meter(fuzz::kParseHeapBound + fuzz::kParseHeapPerByte * size,
+                                  "SafetensorsFile::parse");
+      return llama::SafetensorsFile::parse({bytes.get(), size}, "fuzz.safetensors", nullptr);
+    }();
     check_file(f, bytes.get(), size);
   } catch (const llama::Error& e) {
     FUZZ_CHECK(std::strncmp(e.what(), "fuzz.safetensors: ", 18) == 0,

@@ -7,6 +7,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,23 +18,30 @@ namespace {
 // Only the thread that made the meter counts (libFuzzer's own threads do not).
 thread_local fuzz::HeapCount* t_meter = nullptr;
 
+[[noreturn]] void over_bound(fuzz::HeapCount& m, std::size_t n) {
+  t_meter = nullptr;
+  std::fprintf(stderr,
+               "FUZZ_CHECK failed: %s holds %lld bytes on the heap and asks for %zu more, above "
+               "the bound of %lld\n",
+               m.what, static_cast<long long>(m.live), n, static_cast<long long>(m.bound));
+  std::abort();
+}
+
 void* counted_alloc(std::size_t n, std::size_t align) {
+  fuzz::HeapCount* m = t_meter;
+  // Checked before malloc: a header-sized request (100s of GB) would fail in the
+  // allocator first, and not name what asked.
+  if (m != nullptr && n > static_cast<std::size_t>(std::max<int64_t>(m->bound - m->live, 0))) {
+    over_bound(*m, n);
+  }
   const std::size_t size = n == 0 ? 1 : n;
   void* p = align > alignof(std::max_align_t)
                 ? std::aligned_alloc(align, (size + align - 1) / align * align)
                 : std::malloc(size);
   if (p == nullptr) throw std::bad_alloc();
-  if (fuzz::HeapCount* m = t_meter) {
+  if (m != nullptr) {
     m->live += static_cast<int64_t>(malloc_usable_size(p));
     if (m->live > m->peak) m->peak = m->live;
-    if (m->live > m->bound) {
-      t_meter = nullptr;
-      std::fprintf(stderr,
-                   "FUZZ_CHECK failed: %s holds %lld bytes on the heap, above the bound of %lld "
-                   "(this allocation: %zu bytes)\n",
-                   m->what, static_cast<long long>(m->live), static_cast<long long>(m->bound), n);
-      std::abort();
-    }
   }
   return p;
 }

@@ -12,6 +12,12 @@
 
 namespace fuzz {
 
+// The bound for a parser of n input bytes: what it builds (tensor tables, per-layer
+// views, metadata) is a small multiple of the bytes that describe it; a header count
+// used before it is checked against the bytes exceeds it at once.
+inline constexpr size_t kParseHeapBound = size_t{1} << 20;
+inline constexpr size_t kParseHeapPerByte = 64;
+
 // What the replaced operator new counts while a meter is active.
 struct HeapCount {
   int64_t live = 0;  // may go negative: memory taken before the meter started, given back
