@@ -162,6 +162,11 @@ TEST_CASE("config.json sizes are checked against the tensors before anything is 
              R"({"weight_map": {"a": "b"}})" + std::string((4 << 20) - 25, ' '));
   require_refused(big_index, {"big-index/model.safetensors.index.json: 4194305 bytes, more than "
                               "the 4194304 such a file may have"});
+  // config.json likewise: nothing bounds its keys but its size.
+  json padded = tiny_hf_config();
+  padded["padding"] = std::string(1 << 20, ' ');
+  require_refused(make_hf_dir("big-config", padded, tensors),
+                  {"big-config/config.json: ", "more than the 1048576 such a file may have"});
   json heads = tiny_hf_config();
   heads["num_attention_heads"] = 1 << 30;
   heads["head_dim"] = 4;
