@@ -162,6 +162,19 @@ TEST_CASE("config.json sizes are checked against the tensors before anything is 
              R"({"weight_map": {"a": "b"}})" + std::string((4 << 20) - 25, ' '));
   require_refused(big_index, {"big-index/model.safetensors.index.json: 4194305 bytes, more than "
                               "the 4194304 such a file may have"});
+  // One safetensors file names at most 65536 tensors and 65536 metadata entries (a 100 MB
+  // header of empty tensors named 1.7 million: 670 MB parsed).
+  for (const bool metadata : {false, true}) {
+    std::string header = metadata ? R"({"__metadata__":{)" : "{";
+    for (int i = 0; i <= 65536; ++i) {
+      header += (i ? "," : "") + ("\"t" + std::to_string(i)) +
+                (metadata ? "\":\"\"" : R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})");
+    }
+    header += metadata ? "}}" : "}";
+    CHECK_THROWS_WITH(llama::SafetensorsFile::parse(raw_safetensors(header, 0), "many", nullptr),
+                      std::string("many: header: more than 65536 ") +
+                          (metadata ? "\"__metadata__\" entries" : "tensors"));
+  }
   // config.json likewise: nothing bounds its keys but its size.
   json padded = tiny_hf_config();
   padded["padding"] = std::string(1 << 20, ' ');

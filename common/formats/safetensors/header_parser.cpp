@@ -15,7 +15,7 @@ using nlohmann::json;
 
 class HeaderSax {
  public:
-  explicit HeaderSax(size_t max_rank) : max_rank_(max_rank) {}
+  HeaderSax(size_t max_rank, size_t max_entries) : max_rank_(max_rank), max_entries_(max_entries) {}
 
   bool start_object(std::size_t) {
     switch (state_) {
@@ -43,6 +43,9 @@ class HeaderSax {
           state_ = State::metadata;
           return true;
         }
+        if (header_.tensors.size() == max_entries_) {
+          return fail("more than " + std::to_string(max_entries_) + " tensors");
+        }
         header_.tensors.push_back({k, {}, {}, 0, 0});
         seen_ = 0;
         state_ = State::entry;
@@ -52,6 +55,9 @@ class HeaderSax {
       case State::metadata_key:
         if (!metadata_keys_.insert(k).second) {
           return fail("duplicate key \"" + k + "\" in \"__metadata__\"");
+        }
+        if (header_.metadata.size() == max_entries_) {
+          return fail("more than " + std::to_string(max_entries_) + " \"__metadata__\" entries");
         }
         header_.metadata.emplace_back(k, std::string());
         state_ = State::metadata_value;
@@ -225,6 +231,7 @@ class HeaderSax {
   }
 
   size_t max_rank_;
+  size_t max_entries_;
   State state_ = State::top;
   ParsedHeader header_;
   std::unordered_set<std::string> names_, metadata_keys_;
@@ -236,8 +243,8 @@ class HeaderSax {
 }  // namespace
 
 ParsedHeader parse_safetensors_header(std::string_view text, const std::string& source,
-                                      size_t max_rank) {
-  HeaderSax sax(max_rank);
+                                      size_t max_rank, size_t max_entries) {
+  HeaderSax sax(max_rank, max_entries);
   const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json,
                                   /*strict=*/true, /*ignore_comments=*/false);
   if (!ok) throw Error(source + ": header: " + sax.error());

@@ -25,8 +25,9 @@ struct ParsedHeader {
 };
 
 // Throws Error "<source>: header: <why>" on invalid JSON, a structure other
-// than the format's, a duplicate name or key, or a missing field.
+// than the format's, a duplicate name or key, a missing field, a shape of more than
+// `max_rank` dimensions, or more than `max_entries` tensors (or metadata entries).
 ParsedHeader parse_safetensors_header(std::string_view json, const std::string& source,
-                                      size_t max_rank);
+                                      size_t max_rank, size_t max_entries);
 
 }  // namespace llama

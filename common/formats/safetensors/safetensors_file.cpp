@@ -89,7 +89,7 @@ SafetensorsFile SafetensorsFile::parse(std::span<const std::byte> bytes, const s
   if (json.empty() || json.front() != '{') {
     throw Error(source + ": header: does not start with '{' (not a safetensors file?)");
   }
-  ParsedHeader header = parse_safetensors_header(json, source, kMaxRank);
+  ParsedHeader header = parse_safetensors_header(json, source, kMaxRank, kMaxEntries);
 
   SafetensorsFile file;
   file.source_ = source;
