@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "limits.hpp"
 #include "llama/error.hpp"
 #include "pipeline.hpp"
 
@@ -80,6 +81,7 @@ BpeTokenizer::Impl::Impl(BpeTokenizerSpec& spec)
       added(spec.added_tokens) {}
 
 BpeTokenizer::BpeTokenizer(BpeTokenizerSpec spec) {
+  bpe::check_pipeline_limits(spec);
   impl_ = std::make_unique<Impl>(spec);
   Impl& m = *impl_;
   m.extra.resize(static_cast<size_t>(m.vocab_size - m.model.vocab_size()));
@@ -112,29 +114,52 @@ BpeTokenizer::BpeTokenizer(BpeTokenizerSpec spec) {
 
 BpeTokenizer::~BpeTokenizer() = default;
 
-std::string BpeTokenizer::Impl::normalize(std::string_view text) const {
+// Each step's output is measured before it is made: a step that would pass
+// what the encode has left refuses (48 Replace steps "a" -> "aa" would make
+// 2^48 bytes of one "a").
+std::string BpeTokenizer::Impl::normalize(std::string_view text, bpe::Budget& budget) const {
   std::string s(text);
-  for (const NormalizerStep& step : normalizer) {
+  for (size_t i = 0; i < normalizer.size(); ++i) {
+    const NormalizerStep& step = normalizer[i];
+    // Sizes stay below budget.total() <= 2^30 and strings below 256 bytes: no overflow.
+    uint64_t size = s.size();
+    if (step.kind == NormalizerStep::Kind::prepend) {
+      if (!s.empty()) size += step.content.size();
+    } else {
+      for (size_t hit = s.find(step.pattern); hit != std::string::npos;
+           hit = s.find(step.pattern, hit + step.pattern.size())) {
+        size = size - step.pattern.size() + step.content.size();
+      }
+    }
+    if (size > budget.left()) {
+      throw Error(source + ": normalizer step " + std::to_string(i) +
+                  (step.kind == NormalizerStep::Kind::prepend ? " (Prepend)" : " (Replace)") +
+                  " would make the text longer than the " + std::to_string(budget.total()) +
+                  " bytes allowed for this input (" + std::to_string(bpe::kNormalizedPerByte) +
+                  " per input byte + " + std::to_string(bpe::kNormalizedSlack) + ", at most " +
+                  std::to_string(bpe::kNormalizedMax) + ")");
+    }
     if (step.kind == NormalizerStep::Kind::prepend) {
       if (!s.empty()) s.insert(0, step.content);
-    } else {
-      std::string out;
-      out.reserve(s.size());
-      size_t at = 0;
-      for (size_t hit = s.find(step.pattern); hit != std::string::npos;
-           hit = s.find(step.pattern, at)) {
-        out.append(s, at, hit - at).append(step.content);
-        at = hit + step.pattern.size();
-      }
-      out.append(s, at, std::string::npos);
-      s = std::move(out);
+      continue;
     }
+    std::string out;
+    out.reserve(size);
+    size_t at = 0;
+    for (size_t hit = s.find(step.pattern); hit != std::string::npos;
+         hit = s.find(step.pattern, at)) {
+      out.append(s, at, hit - at).append(step.content);
+      at = hit + step.pattern.size();
+    }
+    out.append(s, at, std::string::npos);
+    s = std::move(out);
   }
+  budget.take(s.size());  // fits: checked above
   return s;
 }
 
 // One stretch of text without added tokens: words through the model.
-void BpeTokenizer::Impl::encode_text(std::string_view text, size_t offset,
+void BpeTokenizer::Impl::encode_text(std::string_view text, size_t offset, bpe::Budget& regex_work,
                                      std::vector<int32_t>& out) const {
   // Words repeat: remember the ids of words that needed merging.
   std::unordered_map<std::string, std::pair<size_t, size_t>> cache;  // word -> [begin, end) in out
@@ -163,7 +188,7 @@ void BpeTokenizer::Impl::encode_text(std::string_view text, size_t offset,
       cache.emplace(word, std::pair{begin, out.size()});
   };
   if (!cut_at_mark) {
-    pre_tokenizer.split(text, offset, on_word);
+    pre_tokenizer.split(text, offset, regex_work, on_word);
     return;
   }
   // No pre-tokenizer: the model sees the whole text, and since no merge can
@@ -184,6 +209,11 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text,
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
   if (options.add_special) out.insert(out.end(), m.prefix_ids.begin(), m.prefix_ids.end());
+  // What the normalizer may produce and the regexes spend, per input byte (limits.hpp).
+  bpe::Budget normalized(bpe::scaled_limit(text.size(), bpe::kNormalizedPerByte,
+                                           bpe::kNormalizedSlack, bpe::kNormalizedMax));
+  bpe::Budget regex_work(
+      bpe::scaled_limit(text.size(), bpe::kRegexWorkPerByte, bpe::kRegexWorkSlack));
   std::vector<bpe::Segment> segments;
   m.raw_added.split(text, 0, options.parse_special, segments);
   std::vector<bpe::Segment> inner;
@@ -192,18 +222,18 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text,
       out.push_back(seg.id);
       continue;
     }
-    const std::string normalized = m.normalize(seg.text);
+    const std::string text_n = m.normalize(seg.text, normalized);
     if (m.normalized_added.empty()) {
-      m.encode_text(normalized, seg.offset, out);
+      m.encode_text(text_n, seg.offset, regex_work, out);
       continue;
     }
     inner.clear();
-    m.normalized_added.split(normalized, seg.offset, options.parse_special, inner);
+    m.normalized_added.split(text_n, seg.offset, options.parse_special, inner);
     for (const bpe::Segment& s : inner) {
       if (s.id >= 0) {
         out.push_back(s.id);
       } else {
-        m.encode_text(s.text, s.offset, out);
+        m.encode_text(s.text, s.offset, regex_work, out);
       }
     }
   }

@@ -18,9 +18,11 @@ class DecoderChain {
  public:
   DecoderChain(std::vector<DecoderStep> steps, const std::string& source);
   const std::vector<DecoderStep>& steps() const { return steps_; }
+  const std::string& source() const { return source_; }
 
  private:
   std::vector<DecoderStep> steps_;
+  std::string source_;
 };
 
 class DecoderStream {
@@ -38,7 +40,8 @@ class DecoderStream {
     int32_t to_strip = 0;  // strip over the whole text: leading characters still to drop
     bool whole = false;    // the step sees one fused text rather than tokens
   };
-  void feed(size_t step, std::string token, std::string& out);
+  // `limit`: the most bytes a token may become here (from what entered the chain).
+  void feed(size_t step, std::string token, std::string& out, uint64_t limit);
   void flush(size_t step, std::string& out);
   const DecoderChain& chain_;
   std::vector<StepState> state_;

@@ -9,6 +9,7 @@
 #include "added_tokens.hpp"
 #include "bpe_model.hpp"
 #include "decoder.hpp"
+#include "limits.hpp"
 #include "llama/tokenizers/bpe_tokenizer.hpp"
 #include "pre_tokenizer.hpp"
 
@@ -31,8 +32,10 @@ struct BpeTokenizer::Impl {
   std::vector<AddedToken> added;   // by content, for lookup
   bool cut_at_mark = false;        // no pre-tokenizer and merges never cross before "▁"
 
-  std::string normalize(std::string_view text) const;
-  void encode_text(std::string_view text, size_t offset, std::vector<int32_t>& out) const;
+  // The normalizer's output, charged to `budget` (its bytes); throws past it.
+  std::string normalize(std::string_view text, bpe::Budget& budget) const;
+  void encode_text(std::string_view text, size_t offset, bpe::Budget& regex_work,
+                   std::vector<int32_t>& out) const;
   const std::string& piece(int32_t id) const;
 };
 

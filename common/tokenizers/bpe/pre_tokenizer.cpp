@@ -54,11 +54,11 @@ PreTokenizer::PreTokenizer(const std::vector<PreTokenizerStep>& steps, const std
   }
 }
 
-void PreTokenizer::split(std::string_view text, size_t offset,
+void PreTokenizer::split(std::string_view text, size_t offset, Budget& budget,
                          const std::function<void(std::string_view, size_t)>& on_word) const {
   if (text.empty()) return;
   if (!byte_level_) {
-    split_from(0, text, offset, on_word);
+    split_from(0, text, offset, budget, on_word);
     return;
   }
   // ByteLevel maps each final word; with add_prefix_space each word the earlier
@@ -87,7 +87,7 @@ void PreTokenizer::split(std::string_view text, size_t offset,
       const std::string_view run = std::string_view(copy).substr(a, b - a);
       if (!valid) return map_word(run, at + a);
       size_t last = 0;
-      gpt2_->for_each_match(run, at + a, [&](size_t s, size_t e) {
+      gpt2_->for_each_match(run, at + a, budget, [&](size_t s, size_t e) {
         if (s > last) map_word(run.substr(last, s - last), at + a + last);
         map_word(run.substr(s, e - s), at + a + s);
         last = e;
@@ -95,10 +95,10 @@ void PreTokenizer::split(std::string_view text, size_t offset,
       if (last < run.size()) map_word(run.substr(last), at + a + last);
     });
   };
-  split_from(0, text, offset, finish);
+  split_from(0, text, offset, budget, finish);
 }
 
-void PreTokenizer::split_from(size_t step, std::string_view text, size_t offset,
+void PreTokenizer::split_from(size_t step, std::string_view text, size_t offset, Budget& budget,
                               const std::function<void(std::string_view, size_t)>& on_word) const {
   if (step == splits_.size()) {
     on_word(text, offset);
@@ -108,14 +108,17 @@ void PreTokenizer::split_from(size_t step, std::string_view text, size_t offset,
   const Regex& re = *splits_[step];
   for_each_run(text, [&](size_t a, size_t b, bool valid) {
     const std::string_view run = text.substr(a, b - a);
-    if (!valid) return split_from(step + 1, run, offset + a, on_word);
+    if (!valid) return split_from(step + 1, run, offset + a, budget, on_word);
+    auto next = [&](size_t s, size_t e) {
+      split_from(step + 1, run.substr(s, e - s), offset + a + s, budget, on_word);
+    };
     size_t last = 0;
-    re.for_each_match(run, offset + a, [&](size_t s, size_t e) {
-      if (s > last) split_from(step + 1, run.substr(last, s - last), offset + a + last, on_word);
-      split_from(step + 1, run.substr(s, e - s), offset + a + s, on_word);
+    re.for_each_match(run, offset + a, budget, [&](size_t s, size_t e) {
+      if (s > last) next(last, s);
+      next(s, e);
       last = e;
     });
-    if (last < run.size()) split_from(step + 1, run.substr(last), offset + a + last, on_word);
+    if (last < run.size()) next(last, run.size());
   });
 }
 

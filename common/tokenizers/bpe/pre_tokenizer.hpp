@@ -19,12 +19,13 @@ class PreTokenizer {
   bool byte_level() const { return byte_level_; }
   // Calls on_word(word, offset) for each word of `text` (offset: where the
   // text starts in the input). Byte-level words come mapped; invalid UTF-8
-  // cannot reach a regex: each maximal invalid run is a word of its own.
-  void split(std::string_view text, size_t offset,
+  // cannot reach a regex: each maximal invalid run is a word of its own. The
+  // regexes' work is charged to `budget` (regex.hpp).
+  void split(std::string_view text, size_t offset, Budget& budget,
              const std::function<void(std::string_view, size_t)>& on_word) const;
 
  private:
-  void split_from(size_t step, std::string_view text, size_t offset,
+  void split_from(size_t step, std::string_view text, size_t offset, Budget& budget,
                   const std::function<void(std::string_view, size_t)>& on_word) const;
   std::vector<std::unique_ptr<Regex>> splits_;  // the Split steps in order
   bool byte_level_ = false;                     // a final ByteLevel step
