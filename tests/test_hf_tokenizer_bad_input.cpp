@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 
@@ -127,6 +128,41 @@ TEST_CASE("tokenizer.json: malformed files are refused with one line",
     CHECK_THROWS_WITH(llama::parse_hf_tokenizer(doc.dump(), "{", "t.json", "c.json"),
                       StartsWith("c.json: malformed JSON"));
   }
+}
+
+TEST_CASE("tokenizer.json, tokenizer_config.json: a value of the wrong type names the file and key",
+          "[tokenizer][hf][bad-input]") {
+  const json doc = byte_level_doc();
+  auto with_config = [&](const std::string& config) {
+    return llama::parse_hf_tokenizer(doc.dump(), config, "t.json", "c.json");
+  };
+  // nlohmann's own exceptions (number overflow, types) never get out.
+  CHECK_THROWS_WITH(with_config(R"({"x": 1, "bos_token": 1e400})"),
+                    Equals("c.json: malformed JSON after key \"bos_token\": number overflow "
+                           "parsing '1e400'"));
+  CHECK_THROWS_WITH(with_config(std::string(100, '[') + std::string(100, ']')),
+                    Equals("c.json: nested deeper than 64"));
+  CHECK_THROWS_WITH(with_config(R"({"bos_token": {"content": 5}})"),
+                    Equals("c.json: bos_token is neither text nor {\"content\": text}"));
+  CHECK_THROWS_WITH(with_config(R"({"add_bos_token": "yes"})"),
+                    Equals("c.json: add_bos_token is not true or false"));
+  CHECK_THROWS_WITH(with_config("[5]"), Equals("c.json: is not a JSON object"));
+  auto with = [&](const char* key, const json& value) {
+    json d = doc;
+    d[key] = value;
+    return llama::parse_hf_tokenizer(d.dump(), "", "t.json");
+  };
+  CHECK_THROWS_WITH(with("added_tokens", json::array({{{"id", "7"}, {"content", "<x>"}}})),
+                    Equals("t.json: added_tokens[0] needs an integer \"id\""));
+  CHECK_THROWS_WITH(with("normalizer", {{"type", 5}}),
+                    Equals("t.json: normalizer needs a string \"type\""));
+  CHECK_THROWS_WITH(with("decoder", {{"type", "Strip"}, {"content", " "}, {"start", "1"}}),
+                    Equals("t.json: decoder needs an integer \"start\""));
+  CHECK_THROWS_WITH(with("post_processor", {{"type", "TemplateProcessing"}, {"single", 5}}),
+                    Equals("t.json: post_processor needs an array \"single\""));
+  CHECK_THROWS_WITH(
+      llama::parse_hf_tokenizer(R"({"model": {"vocab": {"a": 0}}, "x": 1e400})", "", "t.json"),
+      StartsWith("t.json: malformed JSON near byte"));
 }
 
 TEST_CASE("tokenizer.json: hostile texts encode or fail with one line",

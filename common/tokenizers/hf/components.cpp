@@ -216,7 +216,8 @@ void model_options(const json& doc, BpeTokenizerSpec& spec) {
   const json* type = f.get("type");
   // Old files leave out "type" when the model is BPE.
   if (type != nullptr && (!type->is_string() || type->get<std::string>() != "BPE")) {
-    f.fail("type " + (type->is_string() ? type->get<std::string>() : type->dump()) +
+    const std::string shown = type->is_string() ? type->get<std::string>() : type->dump();
+    f.fail("type " + (shown.size() > 64 ? shown.substr(0, 64) + "..." : shown) +
            " is not supported (only BPE)");
   }
   const json* dropout = f.get("dropout");

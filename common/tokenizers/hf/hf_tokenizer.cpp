@@ -14,6 +14,44 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kMaxConfigDepth = 64;  // tokenizer_config.json is flat: a few levels
+
+// nlohmann's message without its "[json.exception.type_error.302] " prefix.
+std::string json_message(const json::exception& e) {
+  const std::string what = e.what();
+  const size_t at = what.find("] ");
+  return at == std::string::npos ? what : what.substr(at + 2);
+}
+
+// Runs `read`, turning a library exception that got through the type checks
+// into one line naming `file` (the checks name the key; this is the net).
+template <typename F>
+auto json_guard(const std::string& file, F&& read) {
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw Error(file + ": unexpected JSON: " + json_message(e));
+  }
+}
+
+// tokenizer_config.json, nesting bounded; a malformed file names the last key read.
+json parse_config(std::string_view text, const std::string& file) {
+  std::string key;
+  auto watch = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxConfigDepth) {
+      throw Error(file + ": nested deeper than " + std::to_string(kMaxConfigDepth));
+    }
+    if (event == json::parse_event_t::key && parsed.is_string()) key = parsed.get<std::string>();
+    return true;
+  };
+  try {
+    return json::parse(text, watch);
+  } catch (const json::exception& e) {
+    throw Error(file + ": malformed JSON" + (key.empty() ? "" : " after key \"" + key + "\"") +
+                ": " + json_message(e));
+  }
+}
+
 // The id of a special token named by text (the added tokens first, then the vocabulary).
 int32_t id_of(const BpeTokenizerSpec& spec, const std::string& content, const std::string& source,
               const char* key) {
@@ -86,7 +124,7 @@ std::unique_ptr<BpeTokenizer> build(hf::TokenizerJson doc, std::string_view conf
   BpeTokenizerSpec spec;
   spec.source = source;
   spec.model = std::move(doc.model);
-  hf::read_components(doc.rest, spec);
+  json_guard(source, [&] { hf::read_components(doc.rest, spec); });
   doc.rest = nullptr;
   spec.description = describe(spec);
   // Without tokenizer_config.json: BOS is the post-processor's first special token.
@@ -95,16 +133,8 @@ std::unique_ptr<BpeTokenizer> build(hf::TokenizerJson doc, std::string_view conf
   if (!config_json.empty()) {
     const std::string& cs =
         config_source.empty() ? source + " (tokenizer_config.json)" : config_source;
-    json config;
-    try {
-      config = json::parse(config_json);
-    } catch (const json::parse_error& e) {
-      const std::string what = e.what();
-      const size_t at = what.find(']');
-      throw Error(cs +
-                  ": malformed JSON: " + (at == std::string::npos ? what : what.substr(at + 2)));
-    }
-    apply_config(config, spec, cs);
+    const json config = parse_config(config_json, cs);
+    json_guard(cs, [&] { apply_config(config, spec, cs); });
   }
   return std::make_unique<BpeTokenizer>(std::move(spec));
 }
@@ -115,7 +145,8 @@ std::unique_ptr<BpeTokenizer> parse_hf_tokenizer(std::string_view text,
                                                  std::string_view config_json,
                                                  const std::string& source,
                                                  const std::string& config_source) {
-  return build(hf::read_tokenizer_json(text, source), config_json, source, config_source);
+  return build(json_guard(source, [&] { return hf::read_tokenizer_json(text, source); }),
+               config_json, source, config_source);
 }
 
 std::unique_ptr<BpeTokenizer> load_hf_tokenizer(const std::string& tokenizer_json,
@@ -131,8 +162,10 @@ std::unique_ptr<BpeTokenizer> load_hf_tokenizer(const std::string& tokenizer_jso
     // The mapping (its pages count as resident) ends before the tables are built.
     const MappedFile file(tokenizer_json);
     const auto bytes = file.bytes();
-    return hf::read_tokenizer_json({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
-                                   tokenizer_json);
+    return json_guard(tokenizer_json, [&] {
+      return hf::read_tokenizer_json({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
+                                     tokenizer_json);
+    });
   }();
   return build(std::move(doc), config_text, tokenizer_json, tokenizer_config);
 }
