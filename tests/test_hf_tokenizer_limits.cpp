@@ -100,9 +100,13 @@ TEST_CASE("tokenizer.json: Prepend steps are bounded at load and per input byte"
   // Issue 39: 400 Prepend steps of 100 KB.
   doc["normalizer"] = sequence(
       "normalizers", {{"type", "Prepend"}, {"prepend", std::string(100 * 1024, 'a')}}, 400);
+  CHECK_THROWS_WITH(parse(doc), Equals("t.json: normalizer.normalizers[].prepend is a 102400-byte "
+                                       "string, more than 4096"));
+  doc["normalizer"] =
+      sequence("normalizers", {{"type", "Prepend"}, {"prepend", std::string(4096, 'a')}}, 400);
   CHECK_THROWS_WITH(parse(doc), Equals("t.json: normalizer has 400 steps, more than 64"));
-  doc["normalizer"] = {{"type", "Prepend"}, {"prepend", std::string(100 * 1024, 'a')}};
-  CHECK_THROWS_WITH(parse(doc), Equals("t.json: normalizer step 0 (Prepend) has a 102400-byte "
+  doc["normalizer"] = {{"type", "Prepend"}, {"prepend", std::string(1000, 'a')}};
+  CHECK_THROWS_WITH(parse(doc), Equals("t.json: normalizer step 0 (Prepend) has a 1000-byte "
                                        "string, more than 256"));
   // 64 steps of 256 bytes pass the load checks; the encode refuses the 17th.
   doc["normalizer"] =
@@ -148,8 +152,16 @@ TEST_CASE("tokenizer.json: a Split regex that backtracks or rescans is refused w
   CHECK_THROWS_WITH(parse(doc), Equals("t.json: pre_tokenizer Split regex: a lookbehind reads 300 "
                                        "characters back, more than 255"));
   doc["pre_tokenizer"] = split(std::string(5000, 'a'));
-  CHECK_THROWS_WITH(parse(doc), Equals("t.json: pre_tokenizer step 0 (Split) has a 5000-byte "
-                                       "regex, more than 4096"));
+  CHECK_THROWS_WITH(parse(doc), Equals("t.json: pre_tokenizer.pattern.Regex is a 5000-byte string, "
+                                       "more than 4096"));
+  // The same limits hold for a pipeline built in memory (GGUF vocabularies).
+  llama::BpeTokenizerSpec spec;
+  spec.source = "v.gguf";
+  spec.model.vocab = {"a"};
+  spec.pre_tokenizer.push_back({llama::PreTokenizerStep::Kind::split, std::string(5000, 'a')});
+  CHECK_THROWS_WITH(llama::BpeTokenizer(spec),
+                    Equals("v.gguf: pre_tokenizer step 0 (Split) has a 5000-byte regex, more than "
+                           "4096"));
   // Long matches and runs a real pattern backtracks over stay within it.
   doc["pre_tokenizer"] = split("\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+|a+");
   CHECK(parse(doc)->encode(std::string(1 << 20, ' ') + text).size() == (1 << 20) + text.size());

@@ -15,6 +15,10 @@ using nlohmann::json;
 // Vocabularies past this are refused before allocating for them.
 constexpr uint64_t kMaxVocab = 1u << 24;
 constexpr size_t kMaxDepth = 512;
+// A string in the pipeline's components: the longest they hold is a Split
+// regex (bpe/limits.hpp: 4096 bytes). Refused as it is read, so a file of 400
+// Prepend steps of 100 KB stops at the first rather than being read whole.
+constexpr size_t kMaxComponentString = 4096;
 
 class Reader final : public nlohmann::json_sax<json> {
  public:
@@ -55,6 +59,10 @@ class Reader final : public nlohmann::json_sax<json> {
         fail("model.merges entry " + std::to_string(merge_count_) + " has more than two parts");
       pair_.push_back(std::move(s));
       return true;
+    }
+    if (s.size() > kMaxComponentString && in_component()) {
+      fail(where() + " is a " + std::to_string(s.size()) + "-byte string, more than " +
+           std::to_string(kMaxComponentString));
     }
     return value(json(std::move(s)));
   }
@@ -135,8 +143,15 @@ class Reader final : public nlohmann::json_sax<json> {
 
   std::string where() const {
     std::string w;
-    for (size_t i = 0; i < keys_.size(); ++i) w += (i ? "." : "") + keys_[i];
+    for (size_t i = 0; i < keys_.size(); ++i) w += (i && keys_[i] != "[]" ? "." : "") + keys_[i];
     return w.empty() ? "the document" : w;
+  }
+  // True inside the normalizer, pre_tokenizer, post_processor or decoder.
+  bool in_component() const {
+    if (keys_.empty()) return false;
+    const std::string& top = keys_.front();
+    return top == "normalizer" || top == "pre_tokenizer" || top == "post_processor" ||
+           top == "decoder";
   }
   // True when the value about to start sits at document.a.b.
   bool path_is(const char* a, const char* b) const {
