@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 
 // fuzz/seeds_chat_template.cpp
 void chat_template_seeds(const fs::path& dir);
+// fuzz/seeds_tokenizer_pipeline.cpp
+void tokenizer_pipeline_seeds(const fs::path& dir);
 
 namespace {
 
@@ -343,6 +345,7 @@ int main(int argc, char** argv) {
     bpe_seeds(out / "bpe_encode");
     bpe_seeds(out / "hf_encode");
     tokenizer_json_seeds(out / "tokenizer_json");
+    tokenizer_pipeline_seeds(out / "tokenizer_pipeline");
     cli_seeds(out / "cli_args");
     chat_template_seeds(out / "chat_template");
     gguf_seeds(out / "gguf");
