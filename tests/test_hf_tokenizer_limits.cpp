@@ -167,6 +167,16 @@ TEST_CASE("tokenizer.json: a Split regex that backtracks or rescans is refused w
   CHECK(parse(doc)->encode(std::string(1 << 20, ' ') + text).size() == (1 << 20) + text.size());
 }
 
+TEST_CASE("tokenizer.json: a vocab id the file cannot hold is refused before allocating",
+          "[tokenizer][hf][limits]") {
+  // fuzz_tokenizer_json: 147 bytes asked for 12 million entries (400 MB) and a scan of them.
+  const std::string text = R"({"model":{"vocab":{"<unk>":0,"<s>":12222222,"h":1}}})";
+  CHECK_THROWS_WITH(
+      llama::parse_hf_tokenizer(text, "", "t.json"),
+      Equals("t.json: model.vocab: \"<s>\" has id 12222222, outside [0, " +
+             std::to_string(text.size() / 4 + 1) + ") (the entries this file's size can hold)"));
+}
+
 TEST_CASE("bpe::Regex: the budgeted search finds what one search over the whole text finds",
           "[tokenizer][hf][limits]") {
   const std::vector<std::string> patterns = {

@@ -2,6 +2,7 @@
 // model.vocab (piece -> id) and model.merges ("a b" or ["a", "b"]).
 #include "json_reader.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -22,7 +23,12 @@ constexpr size_t kMaxComponentString = 4096;
 
 class Reader final : public nlohmann::json_sax<json> {
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
+  // `bytes`: the file's size. Each vocab entry takes at least 5 of them
+  // ("":0,), so an id past bytes / 4 leaves a gap whatever follows: refused
+  // before anything is allocated for it (a 147-byte file once asked for 12
+  // million entries).
+  Reader(const std::string& source, size_t bytes)
+      : source_(source), max_id_(std::min<uint64_t>(kMaxVocab, bytes / 4 + 1)) {}
 
   TokenizerJson finish() {
     resolve_pending_merges();
@@ -200,9 +206,10 @@ class Reader final : public nlohmann::json_sax<json> {
   bool close_key() { return true; }
 
   bool vocab_id(int64_t id) {
-    if (id < 0 || static_cast<uint64_t>(id) >= kMaxVocab) {
+    if (id < 0 || static_cast<uint64_t>(id) >= max_id_) {
       fail("model.vocab: \"" + key_ + "\" has id " + std::to_string(id) + ", outside [0, " +
-           std::to_string(kMaxVocab) + ")");
+           std::to_string(max_id_) + ")" +
+           (max_id_ < kMaxVocab ? " (the entries this file's size can hold)" : ""));
     }
     auto& vocab = out_.model.vocab;
     const auto i = static_cast<size_t>(id);
@@ -263,6 +270,7 @@ class Reader final : public nlohmann::json_sax<json> {
   }
 
   const std::string& source_;
+  const uint64_t max_id_;
   TokenizerJson out_;
   bool root_set_ = false;
   std::vector<json*> stack_;
@@ -280,7 +288,7 @@ class Reader final : public nlohmann::json_sax<json> {
 }  // namespace
 
 TokenizerJson read_tokenizer_json(std::string_view text, const std::string& source) {
-  Reader reader(source);
+  Reader reader(source, text.size());
   const bool ok = json::sax_parse(text.begin(), text.end(), &reader);
   if (!ok) throw Error(source + ": malformed JSON");
   TokenizerJson out = reader.finish();
