@@ -105,10 +105,11 @@ Regex::Regex(const std::string& pattern, const std::string& source, const std::s
                 " characters back, more than " + std::to_string(kMaxLookbehind));
   }
   lookbehind_bytes_ = 4 * lookbehind;
+  // Where JIT fails (no executable memory), pcre2_match interprets that code.
   const uint32_t modes = PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD;
-  jit_ = pcre2_jit_compile(search.get(), modes) == 0 &&
-         pcre2_jit_compile(anchored.get(), modes) == 0 &&
-         pcre2_jit_compile(timed.get(), modes) == 0;
+  for (pcre2_code* code : {search.get(), anchored.get(), timed.get()}) {
+    if (pcre2_jit_compile(code, modes) == 0) jit_ = true;
+  }
   search_ = search.release();
   anchored_ = anchored.release();
   timed_ = timed.release();

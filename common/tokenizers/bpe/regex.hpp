@@ -30,7 +30,7 @@ class Regex {
   // (regex.cpp says how it is counted).
   void for_each_match(std::string_view text, size_t offset, Budget& budget,
                       const std::function<void(size_t, size_t)>& on_match) const;
-  bool jit() const { return jit_; }
+  bool jit() const { return jit_; }  // some of the pattern's codes run as JIT code
 
  private:
   friend class RegexSearch;
