@@ -7,7 +7,12 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/tokenizers/bpe/regex.hpp"
 #include "llama/error.hpp"
