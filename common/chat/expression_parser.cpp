@@ -26,8 +26,8 @@ ExprPtr node(Expr::Kind kind, int line, std::string name = {}) {
 
 ExprPtr binary(std::string op, ExprPtr a, ExprPtr b) {
   ExprPtr e = node(Expr::Kind::binary, a->line, std::move(op));
-  e->args.push_back(std::move(a));
-  e->args.push_back(std::move(b));
+  add_arg(*e, std::move(a));
+  add_arg(*e, std::move(b));
   return e;
 }
 
@@ -44,8 +44,8 @@ ExprPtr ExpressionParser::expression_list() {
   ExprPtr first = expression();
   if (!is_op(",")) return first;
   ExprPtr t = node(Expr::Kind::tuple, first->line);
-  t->args.push_back(std::move(first));
-  while (accept_op(",")) t->args.push_back(expression());
+  add_arg(*t, std::move(first));
+  while (accept_op(",")) add_arg(*t, expression());
   return t;
 }
 
@@ -54,9 +54,9 @@ ExprPtr ExpressionParser::expression() {
   ExprPtr e = or_expr();
   if (accept_name("if")) {
     ExprPtr t = node(Expr::Kind::ternary, e->line);
-    t->args.push_back(std::move(e));
-    t->args.push_back(or_expr());
-    t->args.push_back(accept_name("else") ? expression() : nullptr);
+    add_arg(*t, std::move(e));
+    add_arg(*t, or_expr());
+    add_arg(*t, accept_name("else") ? expression() : nullptr);
     e = std::move(t);
   }
   leave();
@@ -80,7 +80,7 @@ ExprPtr ExpressionParser::not_expr() {
     const int line = next().line;
     enter();
     ExprPtr e = node(Expr::Kind::unary, line, "not");
-    e->args.push_back(not_expr());
+    add_arg(*e, not_expr());
     leave();
     return e;
   }
@@ -144,7 +144,7 @@ ExprPtr ExpressionParser::unary() {
   if (is_op("-") || is_op("+")) {
     const Token& t = next();
     e = node(Expr::Kind::unary, t.line, t.text);
-    e->args.push_back(unary_operand());
+    add_arg(*e, unary_operand());
   } else {
     e = postfix(primary());
   }
@@ -160,7 +160,7 @@ ExprPtr ExpressionParser::unary_operand() {
   if (is_op("-") || is_op("+")) {
     const Token& t = next();
     e = node(Expr::Kind::unary, t.line, t.text);
-    e->args.push_back(unary_operand());
+    add_arg(*e, unary_operand());
   } else {
     e = postfix(primary());
   }
@@ -174,7 +174,7 @@ ExprPtr ExpressionParser::filters_and_tests(ExprPtr e) {
       if (peek().kind != TokenKind::name) fail("expected a filter name after '|'");
       const Token& t = next();
       ExprPtr f = node(Expr::Kind::filter, t.line, t.text);
-      f->args.push_back(std::move(e));
+      add_arg(*f, std::move(e));
       if (is_op("(")) call_arguments(*f);
       e = std::move(f);
     } else if (is_name("is")) {
@@ -183,12 +183,12 @@ ExprPtr ExpressionParser::filters_and_tests(ExprPtr e) {
       test->negated = accept_name("not");
       if (peek().kind != TokenKind::name) fail("expected a test name after 'is'");
       test->name = next().text;
-      test->args.push_back(std::move(e));
+      add_arg(*test, std::move(e));
       if (is_op("(")) {
         call_arguments(*test);
       } else if (peek().kind == TokenKind::string || peek().kind == TokenKind::integer ||
                  peek().kind == TokenKind::floating) {
-        test->args.push_back(primary());  // `x is divisibleby 3`
+        add_arg(*test, primary());  // `x is divisibleby 3`
       }
       e = std::move(test);
     } else {
@@ -204,10 +204,10 @@ void ExpressionParser::call_arguments(Expr& call) {
     if (peek().kind == TokenKind::name && is_op("=", 1)) {
       std::string key = next().text;
       next();
-      call.kwargs.emplace_back(std::move(key), expression());
+      add_kwarg(call, std::move(key), expression());
     } else {
       if (!call.kwargs.empty()) fail("a positional argument after a keyword argument");
-      call.args.push_back(expression());
+      add_arg(call, expression());
     }
     if (!is_op(")")) expect_op(",");
   }
@@ -220,12 +220,12 @@ ExprPtr ExpressionParser::postfix(ExprPtr e) {
       if (t.kind == TokenKind::name) {
         ExprPtr a = node(Expr::Kind::attr, t.line, t.text);
         next();
-        a->args.push_back(std::move(e));
+        add_arg(*a, std::move(e));
         e = std::move(a);
       } else if (t.kind == TokenKind::integer) {
         ExprPtr i = node(Expr::Kind::index, t.line);
-        i->args.push_back(std::move(e));
-        i->args.push_back(literal(parse_integer(t), t.line));
+        add_arg(*i, std::move(e));
+        add_arg(*i, literal(parse_integer(t), t.line));
         next();
         e = std::move(i);
       } else {
@@ -236,7 +236,7 @@ ExprPtr ExpressionParser::postfix(ExprPtr e) {
       e = subscript(std::move(e), line);
     } else if (is_op("(")) {
       ExprPtr c = node(Expr::Kind::call, peek().line);
-      c->args.push_back(std::move(e));
+      add_arg(*c, std::move(e));
       call_arguments(*c);
       e = std::move(c);
     } else {
@@ -263,13 +263,13 @@ ExprPtr ExpressionParser::subscript(ExprPtr object, int line) {
   if (!is_slice) {
     if (!parts[0]) fail("empty subscript '[]'");
     ExprPtr i = node(Expr::Kind::index, line);
-    i->args.push_back(std::move(object));
-    i->args.push_back(std::move(parts[0]));
+    add_arg(*i, std::move(object));
+    add_arg(*i, std::move(parts[0]));
     return i;
   }
   ExprPtr s = node(Expr::Kind::slice, line);
-  s->args.push_back(std::move(object));
-  for (ExprPtr& p : parts) s->args.push_back(std::move(p));
+  add_arg(*s, std::move(object));
+  for (ExprPtr& p : parts) add_arg(*s, std::move(p));
   return s;
 }
 
@@ -328,10 +328,10 @@ ExprPtr ExpressionParser::parenthesized() {
   ExprPtr first = expression();
   if (accept_op(")")) return first;
   ExprPtr t = node(Expr::Kind::tuple, line);
-  t->args.push_back(std::move(first));
+  add_arg(*t, std::move(first));
   while (accept_op(",")) {
     if (is_op(")")) break;
-    t->args.push_back(expression());
+    add_arg(*t, expression());
   }
   expect_op(")");
   return t;
@@ -340,7 +340,7 @@ ExprPtr ExpressionParser::parenthesized() {
 ExprPtr ExpressionParser::list_literal() {
   ExprPtr l = node(Expr::Kind::list, next().line);
   while (!accept_op("]")) {
-    l->args.push_back(expression());
+    add_arg(*l, expression());
     if (!is_op("]")) expect_op(",");
   }
   return l;
@@ -349,9 +349,9 @@ ExprPtr ExpressionParser::list_literal() {
 ExprPtr ExpressionParser::dict_literal() {
   ExprPtr d = node(Expr::Kind::dict, next().line);
   while (!accept_op("}")) {
-    d->args.push_back(expression());
+    add_arg(*d, expression());
     expect_op(":");
-    d->args.push_back(expression());
+    add_arg(*d, expression());
     if (!is_op("}")) expect_op(",");
   }
   return d;

@@ -138,7 +138,7 @@ class Parser : public ExpressionParser {
         a->kind = Expr::Kind::attr;
         a->line = e->line;
         a->name = next().text;
-        a->args.push_back(std::move(e));
+        add_arg(*a, std::move(e));
         e = std::move(a);
       }
       out.push_back(std::move(e));
