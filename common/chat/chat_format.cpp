@@ -7,11 +7,16 @@
 namespace llama::chat {
 namespace {
 
+// "<origin>: chat template line N: <why>", or "<origin>: <why>" for the whole template.
+std::string named(const ModelChatTemplate& t, const TemplateError& e) {
+  return t.origin + (e.line() == 0 ? ": " : ": chat template ") + e.what();
+}
+
 ChatTemplate parse_named(const ModelChatTemplate& t) {
   try {
     return ChatTemplate::parse(t.source);
   } catch (const TemplateError& e) {
-    throw Error(t.origin + ": chat template " + e.what());
+    throw Error(named(t, e));
   }
 }
 
@@ -33,7 +38,7 @@ std::string TemplateChatFormat::render(const std::vector<ChatMessage>& messages)
   try {
     return parsed_.render(vars);
   } catch (const TemplateError& e) {
-    throw Error(t_.origin + ": chat template " + e.what());
+    throw Error(named(t_, e));
   }
 }
 

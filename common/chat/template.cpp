@@ -10,6 +10,7 @@ namespace llama::chat {
 namespace {
 
 std::string describe(int line, const std::string& message, bool raised) {
+  if (line == 0) return message;  // the whole template
   return "line " + std::to_string(line) + ": " +
          (raised ? "the template raised: " + message : message);
 }
@@ -23,6 +24,11 @@ TemplateError::TemplateError(int line, std::string message, bool raised)
       raised_(raised) {}
 
 ChatTemplate ChatTemplate::parse(std::string_view source) {
+  if (source.size() > kMaxTemplateBytes) {
+    throw TemplateError(0, "the template is " + std::to_string(source.size()) +
+                               " bytes, more than the " + std::to_string(kMaxTemplateBytes) +
+                               " a chat template may have");
+  }
   ChatTemplate t;
   t.program_ = std::make_shared<const Program>(parse_program(tokenize(source)));
   return t;

@@ -39,7 +39,8 @@ namespace llama::chat {
 
 // A template that cannot be parsed or rendered. what() is one line:
 // "line N: <why>"; a template's raise_exception("msg") gives
-// "line N: the template raised: msg" with message() == "msg".
+// "line N: the template raised: msg" with message() == "msg". A refusal of
+// the whole template (its size) has line 0 and what() is "<why>" alone.
 class TemplateError : public Error {
  public:
   TemplateError(int line, std::string message, bool raised = false);
@@ -53,6 +54,13 @@ class TemplateError : public Error {
   std::string message_;
   bool raised_;
 };
+
+// The largest template source parse() accepts: 256 KiB. Real chat templates
+// are 0.2-20 KB (tool-calling ones with long built-in instructions the
+// largest); parsing costs up to ~250 bytes of memory per source byte (a
+// token and a tree node for every byte or two of dense expressions), so this
+// bounds a parse to ~60 MB and a fraction of a second.
+inline constexpr size_t kMaxTemplateBytes = size_t{256} << 10;
 
 // Bounds that keep a hostile or broken template from hanging or exhausting
 // memory: rendering stops with TemplateError once the output (or any string
@@ -69,7 +77,9 @@ struct Program;  // the parsed statements (private)
 
 class ChatTemplate {
  public:
-  // Throws TemplateError on a syntax error or an unsupported construct.
+  // Throws TemplateError on a syntax error, an unsupported construct, an
+  // expression or statement nesting past the parser's bounds, or a source
+  // larger than kMaxTemplateBytes (line 0).
   static ChatTemplate parse(std::string_view source);
 
   // Renders with `globals` as the top-level variables (messages, bos_token,
