@@ -6,8 +6,10 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
+#include <unordered_map>
 
 #include "operators.hpp"
+#include "slices.hpp"
 #include "text.hpp"
 
 namespace llama::chat {
@@ -26,30 +28,9 @@ bool is_global_function(const std::string& name) {
 // Python's index normalisation: negative counts from the end; nullopt outside.
 std::optional<size_t> normalize_index(int64_t i, size_t size) {
   const auto n = static_cast<int64_t>(size);
-  if (i < 0) i += n;
+  if (i < 0) i += n;  // i >= INT64_MIN and n >= 0: no overflow
   if (i < 0 || i >= n) return std::nullopt;
   return static_cast<size_t>(i);
-}
-
-// Python's slice indices for a sequence of `size` with a non-zero step.
-std::vector<size_t> slice_indices(const Value& start, const Value& stop, int64_t step,
-                                  size_t size) {
-  const auto n = static_cast<int64_t>(size);
-  const auto clamp = [&](const Value& v, int64_t dflt, int64_t lo, int64_t hi) {
-    if (v.is_undefined() || v.is(Value::Kind::none)) return dflt;
-    int64_t i = v.as_int();
-    if (i < 0) i = std::max(i + n, lo);
-    return std::min(i, hi);
-  };
-  std::vector<size_t> out;
-  if (step > 0) {
-    const int64_t b = clamp(start, 0, 0, n), e = clamp(stop, n, 0, n);
-    for (int64_t i = b; i < e; i += step) out.push_back(static_cast<size_t>(i));
-  } else {
-    const int64_t b = clamp(start, n - 1, -1, n - 1), e = clamp(stop, -1, -1, n - 1);
-    for (int64_t i = b; i > e; i += step) out.push_back(static_cast<size_t>(i));
-  }
-  return out;
 }
 
 }  // namespace
@@ -65,17 +46,48 @@ Interpreter::Nested::Nested(Interpreter& i) : self(i) {
 
 Interpreter::Interpreter(RenderContext& ctx, const Object& globals) : ctx_(ctx), globals_(globals) {
   scopes_.emplace_back();
+  if (globals_.size() > 16) {
+    ctx_.work(globals_.size() / 16);
+    for (const auto& [k, v] : globals_) global_index_.emplace(k, &v);  // the first of a name wins
+  }
 }
 
 void Interpreter::run(const Program& program, std::string& out) { (void)exec(program.body, out); }
 
 // --- scopes ---
 
-const Value* Interpreter::lookup(const std::string& name) const {
-  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
-    for (auto it = scope->rbegin(); it != scope->rend(); ++it) {
-      if (it->first == name) return &it->second;
+// Scopes hold the few variables a template sets; a template setting
+// thousands pays for the scan.
+const Value* Interpreter::lookup(const std::string& name) {
+  size_t scanned = 0;
+  const Value* found = nullptr;
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend() && !found; ++scope) {
+    for (auto it = scope->vars.rbegin(); it != scope->vars.rend(); ++it) {
+      ++scanned;
+      if (it->first == name) {
+        found = &it->second;
+        break;
+      }
     }
+    if (!found && scope->loop && name == "loop") {
+      Loop& l = *scope->loop;
+      if (l.object_index != l.index) {
+        Object o;
+        for (const char* key : {"index", "index0", "revindex", "revindex0", "first", "last",
+                                "length", "previtem", "nextitem"}) {
+          o.emplace_back(key, loop_attribute(l, key));
+        }
+        l.object = Value::object(std::move(o));
+        l.object_index = l.index;
+      }
+      found = &l.object;
+    }
+  }
+  ctx_.work(scanned / 16);
+  if (found) return found;
+  if (!global_index_.empty()) {
+    const auto it = global_index_.find(name);
+    return it == global_index_.end() ? nullptr : it->second;
   }
   for (const auto& [k, v] : globals_) {
     if (k == name) return &v;
@@ -83,15 +95,41 @@ const Value* Interpreter::lookup(const std::string& name) const {
   return nullptr;
 }
 
+Interpreter::Loop* Interpreter::current_loop() {
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    for (const auto& [k, v] : scope->vars) {
+      if (k == "loop") return nullptr;  // a variable named loop hides it
+    }
+    if (scope->loop) return scope->loop;
+  }
+  return nullptr;
+}
+
+Value Interpreter::loop_attribute(const Loop& l, std::string_view name) {
+  const int64_t i = l.index, n = static_cast<int64_t>(l.items->size());
+  const auto at = static_cast<size_t>(i);
+  if (name == "index") return Value::integer(i + 1);
+  if (name == "index0") return Value::integer(i);
+  if (name == "revindex") return Value::integer(n - i);
+  if (name == "revindex0") return Value::integer(n - i - 1);
+  if (name == "first") return Value::boolean(i == 0);
+  if (name == "last") return Value::boolean(i == n - 1);
+  if (name == "length") return Value::integer(n);
+  if (name == "previtem") return i > 0 ? (*l.items)[at - 1] : Value();
+  if (name == "nextitem") return i + 1 < n ? (*l.items)[at + 1] : Value();
+  return Value();
+}
+
 void Interpreter::set_variable(const std::string& name, Value value) {
-  Scope& scope = scopes_.back();
-  for (auto& [k, v] : scope) {
+  auto& vars = scopes_.back().vars;
+  ctx_.work(vars.size() / 16);
+  for (auto& [k, v] : vars) {
     if (k == name) {
       v = std::move(value);
       return;
     }
   }
-  scope.emplace_back(name, std::move(value));
+  vars.emplace_back(name, std::move(value));
 }
 
 void Interpreter::assign(const std::vector<ExprPtr>& targets, const Value& value, int line) {
@@ -108,6 +146,7 @@ void Interpreter::assign(const std::vector<ExprPtr>& targets, const Value& value
     }
     if (v.holds_namespace()) throw TemplateError(line, "a namespace cannot hold a namespace");
     Object& entries = object->namespace_entries();
+    ctx_.work(entries.size() / 16);
     for (auto& [k, old] : entries) {
       if (k == target.name) {
         old = v;
@@ -143,11 +182,15 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
     ctx_.work();
     switch (s.kind) {
       case Stmt::Kind::text:
+        ctx_.check_size(out.size() + s.text.size(), "the output");
         out += s.text;
         break;
-      case Stmt::Kind::output:
-        out += to_output(eval(*s.expr));
+      case Stmt::Kind::output: {
+        const std::string text = ctx_.text_of(eval(*s.expr));
+        ctx_.check_size(out.size() + text.size(), "the output");
+        out += text;
         break;
+      }
       case Stmt::Kind::set:
         assign(s.targets, eval(*s.expr), s.line);
         break;
@@ -184,29 +227,18 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, std::string& out) {
 
 void Interpreter::exec_for(const Stmt& s, std::string& out) {
   const Value iterable = eval(*s.expr);
-  Array items;
-  switch (iterable.kind()) {
-    case Value::Kind::array:
-      items = iterable.as_array();
-      break;
-    case Value::Kind::object:
-    case Value::Kind::ns:
-      for (const auto& [k, v] : iterable.as_object()) items.push_back(Value::string(k));
-      break;
-    case Value::Kind::string: {
-      const std::string& str = iterable.as_string();
-      const std::vector<size_t> cps = text::code_point_offsets(str);
-      for (size_t i = 0; i + 1 < cps.size(); ++i) {
-        items.push_back(Value::string(str.substr(cps[i], cps[i + 1] - cps[i])));
-      }
-      break;
-    }
-    case Value::Kind::undefined:
-      break;  // Jinja iterates an undefined value as empty
-    default:
-      throw TemplateError(s.line, std::string("cannot iterate over a ") + iterable.kind_name());
+  if (!iterable.is(Value::Kind::array) && !iterable.is(Value::Kind::string) &&
+      !iterable.is_mapping() && !iterable.is_undefined()) {  // Jinja iterates undefined as empty
+    throw TemplateError(s.line, std::string("cannot iterate over a ") + iterable.kind_name());
   }
-  ctx_.work(1 + items.size() / 8);
+  Value items;
+  try {
+    items = iteration_items(ctx_, iterable);  // a list is shared, not copied
+  } catch (const TemplateError&) {
+    throw;
+  } catch (const Error& e) {
+    throw TemplateError(s.line, e.what());
+  }
 
   scopes_.emplace_back();
   struct PopScope {
@@ -216,27 +248,20 @@ void Interpreter::exec_for(const Stmt& s, std::string& out) {
 
   if (s.cond) {  // the loop filter runs before loop.* is known
     Array kept;
-    for (const Value& item : items) {
+    for (const Value& item : items.as_array()) {
       assign(s.targets, item, s.line);
       if (eval(*s.cond).truthy()) kept.push_back(item);
     }
-    items = std::move(kept);
+    items = ctx_.array(std::move(kept));
   }
-  const auto n = static_cast<int64_t>(items.size());
-  for (int64_t i = 0; i < n; ++i) {
+  Loop loop;
+  loop.items = &items.as_array();
+  scopes_.back().loop = &loop;
+  const size_t n = loop.items->size();
+  for (size_t i = 0; i < n; ++i) {
     ctx_.work();
-    const auto at = static_cast<size_t>(i);
-    Object loop{{"index", Value::integer(i + 1)},
-                {"index0", Value::integer(i)},
-                {"revindex", Value::integer(n - i)},
-                {"revindex0", Value::integer(n - i - 1)},
-                {"first", Value::boolean(i == 0)},
-                {"last", Value::boolean(i == n - 1)},
-                {"length", Value::integer(n)},
-                {"previtem", i > 0 ? items[at - 1] : Value()},
-                {"nextitem", i + 1 < n ? items[at + 1] : Value()}};
-    set_variable("loop", Value::object(std::move(loop)));
-    assign(s.targets, items[at], s.line);
+    loop.index = static_cast<int64_t>(i);
+    assign(s.targets, (*loop.items)[i], s.line);
     if (exec(s.body, out) == Flow::break_loop) break;
   }
   if (n == 0) (void)exec(s.else_body, out);
@@ -266,6 +291,9 @@ Value Interpreter::eval_node(const Expr& e) {
       return Value();
     }
     case Expr::Kind::attr:
+      if (e.args[0]->kind == Expr::Kind::name && e.args[0]->name == "loop") {
+        if (const Loop* l = current_loop()) return loop_attribute(*l, e.name);
+      }
       return eval_attr(eval(*e.args[0]), e.name);
     case Expr::Kind::index:
       return eval_index(eval(*e.args[0]), eval(*e.args[1]));
@@ -286,7 +314,7 @@ Value Interpreter::eval_node(const Expr& e) {
       Kwargs keyword;
       eval_arguments(e, 1, positional, keyword);
       if (!keyword.empty()) throw Error("tests take no keyword arguments");
-      return Value::boolean(apply_test(e.name, operand, positional) != e.negated);
+      return Value::boolean(apply_test(ctx_, e.name, operand, positional) != e.negated);
     }
     case Expr::Kind::unary: {
       const Value v = eval(*e.args[0]);
@@ -306,29 +334,28 @@ Value Interpreter::eval_node(const Expr& e) {
     }
     case Expr::Kind::dict: {
       Object entries;
+      std::unordered_map<std::string, size_t> at;  // key -> entry: a repeated key replaces
       for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
         const Value key = eval(*e.args[i]);
         if (!key.is(Value::Kind::string)) {
           throw Error(std::string("dict keys must be strings, got ") + key.kind_name());
         }
         Value value = eval(*e.args[i + 1]);
-        bool replaced = false;
-        for (auto& [k, v] : entries) {
-          if (k == key.as_string()) {
-            v = value;
-            replaced = true;
-          }
+        const auto [it, added] = at.emplace(key.as_string(), entries.size());
+        if (added) {
+          entries.emplace_back(key.as_string(), std::move(value));
+        } else {
+          entries[it->second].second = std::move(value);
         }
-        if (!replaced) entries.emplace_back(key.as_string(), std::move(value));
       }
-      return Value::object(std::move(entries));
+      return ctx_.object(std::move(entries));
     }
   }
   return Value();
 }
 
 Value Interpreter::eval_attr(const Value& object, const std::string& name) {
-  if (const Value* v = object.find(name)) return *v;
+  if (const Value* v = ctx_.find(object, name)) return *v;
   if (has_method(object, name)) return Value::callable(name, object);
   return Value();
 }
@@ -343,11 +370,14 @@ Value Interpreter::eval_index(const Value& object, const Value& key) {
     const auto at = normalize_index(key.as_int(), object.as_array().size());
     return at ? object.as_array()[*at] : Value();
   }
-  if (object.is(Value::Kind::string)) {
+  if (object.is(Value::Kind::string)) {  // by code point: a walk of the string
     const std::string& s = object.as_string();
-    const std::vector<size_t> cps = text::code_point_offsets(s);
-    const auto at = normalize_index(key.as_int(), cps.size() - 1);
-    return at ? Value::string(s.substr(cps[*at], cps[*at + 1] - cps[*at])) : Value();
+    ctx_.scan(s.size());
+    const auto at = normalize_index(key.as_int(), text::code_point_count(s));
+    if (!at) return Value();
+    size_t pos = 0;
+    for (size_t k = 0; k < *at; ++k) pos += text::code_point_length(s, pos);
+    return Value::string(s.substr(pos, text::code_point_length(s, pos)));
   }
   return Value();  // undefined, as a missing key
 }
@@ -366,18 +396,19 @@ Value Interpreter::eval_slice(const Expr& e) {
   if (step == 0) throw Error("slice step cannot be zero");
   if (object.is(Value::Kind::array)) {
     const Array& a = object.as_array();
+    const SliceRange r = slice_range(parts[0], parts[1], step, a.size());
+    ctx_.check_list(r.count);
     Array out;
-    for (size_t i : slice_indices(parts[0], parts[1], step, a.size())) out.push_back(a[i]);
+    out.reserve(r.count);
+    for_each_index(r, [&](int64_t i) { out.push_back(a[static_cast<size_t>(i)]); });
     return ctx_.array(std::move(out));
   }
   if (object.is(Value::Kind::string)) {
     const std::string& s = object.as_string();
-    const std::vector<size_t> cps = text::code_point_offsets(s);
-    std::string out;
-    for (size_t i : slice_indices(parts[0], parts[1], step, cps.size() - 1)) {
-      out.append(s, cps[i], cps[i + 1] - cps[i]);
-    }
-    return ctx_.string(std::move(out));
+    ctx_.scan(2 * s.size());
+    ctx_.check_string(s.size());
+    return ctx_.string(
+        slice_string(s, slice_range(parts[0], parts[1], step, text::code_point_count(s))));
   }
   if (object.is_undefined()) return Value();
   throw Error(std::string("cannot slice a ") + object.kind_name());
@@ -427,7 +458,8 @@ Value Interpreter::call_macro(const Stmt& macro, const Arguments& args) {
     throw Error("macro '" + macro.text + "' takes " + std::to_string(n) + " arguments, got " +
                 std::to_string(args.positional.size()));
   }
-  Scope params;
+  Scope frame;
+  auto& params = frame.vars;
   for (size_t i = 0; i < n; ++i) {
     const std::string& name = macro.targets[i]->name;
     if (i < args.positional.size()) {
@@ -452,7 +484,7 @@ Value Interpreter::call_macro(const Stmt& macro, const Arguments& args) {
     if (!known) throw Error("macro '" + macro.text + "' has no parameter '" + k + "'");
   }
   ++macro_depth_;
-  scopes_.push_back(std::move(params));
+  scopes_.push_back(std::move(frame));
   struct Restore {
     Interpreter& self;
     ~Restore() {
@@ -468,7 +500,8 @@ Value Interpreter::call_macro(const Stmt& macro, const Arguments& args) {
 Value Interpreter::call_global(const std::string& name, const Arguments& args, int line) {
   if (name == "raise_exception") {
     args.check(name, 1, {});
-    throw TemplateError(line, args.positional.empty() ? "" : stringify(args.positional[0]), true);
+    throw TemplateError(line, args.positional.empty() ? "" : stringify(ctx_, args.positional[0]),
+                        true);
   }
   if (name == "range") {
     args.check(name, 3, {});
@@ -491,14 +524,13 @@ Value Interpreter::call_global(const std::string& name, const Arguments& args, i
     const __int128 span = static_cast<__int128>(v[1]) - v[0];
     const __int128 count =
         span == 0 || (span > 0) != (v[2] > 0) ? 0 : (span + v[2] - (v[2] > 0 ? 1 : -1)) / v[2];
-    if (count > static_cast<__int128>(ctx_.limits().max_output_bytes)) {
-      throw Error("range() of more than " + std::to_string(ctx_.limits().max_output_bytes) +
-                  " numbers");
-    }
+    ctx_.check_list(count > static_cast<__int128>(SIZE_MAX) ? SIZE_MAX
+                                                            : static_cast<size_t>(count));
     Array out;
     out.reserve(static_cast<size_t>(count));
-    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
-      out.push_back(Value::integer(v[0] + i * v[2]));
+    for (__int128 i = 0; i < count; ++i) {  // each value lies in [start, stop): fits in 64 bits
+      out.push_back(Value::integer(static_cast<int64_t>(v[0] + i * v[2])));
+    }
     return ctx_.array(std::move(out));
   }
   if (name == "namespace") {
@@ -528,11 +560,53 @@ Value Interpreter::call_global(const std::string& name, const Arguments& args, i
 
 Value Interpreter::eval_binary(const Expr& e) {
   const std::string& op = e.name;
+  if ((op == "+" || op == "~") && e.args[0]->kind == Expr::Kind::binary && e.args[0]->name == op) {
+    return eval_concatenation(e);
+  }
   const Value a = eval(*e.args[0]);
   if (op == "and") return a.truthy() ? eval(*e.args[1]) : a;
   if (op == "or") return a.truthy() ? a : eval(*e.args[1]);
   const Value b = eval(*e.args[1]);
   return binary_operator(ctx_, op, a, b);
+}
+
+// a + b + c + ... (or ~): the chain is left-deep, ((a + b) + c) + d. Once the
+// left side is a string every further + appends (@huggingface/jinja's rule:
+// a string and anything but none/undefined concatenate), so the text is built
+// once instead of copied at every step: `ns.prompt + '<|' + role + '|>' + text`
+// in a loop would otherwise copy the whole prompt four times per message.
+Value Interpreter::eval_concatenation(const Expr& e) {
+  const std::string& op = e.name;
+  std::vector<const Expr*> operands;  // right operands, last first
+  const Expr* left = &e;
+  while (left->kind == Expr::Kind::binary && left->name == op) {
+    operands.push_back(left->args[1].get());
+    left = left->args[0].get();
+  }
+  Value acc = eval(*left);
+  std::string text;
+  bool building = false;  // acc's text is in `text`
+  for (auto it = operands.rbegin(); it != operands.rend(); ++it) {
+    ctx_.work();
+    const Value b = eval(**it);
+    const bool appends = op == "~" ? true
+                                   : (building || acc.is(Value::Kind::string)) &&
+                                         !b.is_undefined() && !b.is(Value::Kind::none);
+    if (!appends) {
+      if (building) acc = ctx_.string(std::move(text));
+      building = false;
+      acc = binary_operator(ctx_, op, acc, b);
+      continue;
+    }
+    if (!building) {
+      text = op == "~" ? stringify(ctx_, acc) : ctx_.text_of(acc);
+      building = true;
+    }
+    const std::string piece = op == "~" ? stringify(ctx_, b) : ctx_.text_of(b);
+    ctx_.check_string(text.size() + piece.size());
+    text += piece;
+  }
+  return building ? ctx_.string(std::move(text)) : acc;
 }
 
 }  // namespace llama::chat

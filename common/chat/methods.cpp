@@ -28,17 +28,18 @@ const std::string& string_argument(const Value* v, const std::string& method, co
   return v->as_string();
 }
 
-// Python's str.split(sep=None, maxsplit=-1).
-Array split(RenderContext& ctx, const std::string& s, const Value* sep, int64_t maxsplit) {
-  Array out;
-  const auto push = [&](std::string_view part) {
-    ctx.work(1);
-    out.push_back(Value::string(std::string(part)));
+// Python's str.split(sep=None, maxsplit=-1): calls `part` for each piece.
+template <typename Part>
+void split_parts(const std::string& s, const std::string* sep, int64_t maxsplit, Part part) {
+  int64_t parts = 0;
+  const auto push = [&](std::string_view p) {
+    ++parts;
+    part(p);
   };
-  if (sep == nullptr || sep->is(Value::Kind::none)) {  // runs of whitespace
+  if (sep == nullptr) {  // runs of whitespace
     std::string_view rest = text::trim_left(s);
     while (!rest.empty()) {
-      if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
+      if (maxsplit >= 0 && parts >= maxsplit) {
         push(rest);  // the remainder keeps its trailing whitespace, as Python
         break;
       }
@@ -47,19 +48,36 @@ Array split(RenderContext& ctx, const std::string& s, const Value* sep, int64_t 
       push(rest.substr(0, end));
       rest = text::trim_left(rest.substr(end));
     }
-    return out;
+    return;
   }
-  const std::string& d = string_argument(sep, "split", "separator");
-  if (d.empty()) throw Error("split(): empty separator");
   size_t at = 0;
-  while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-    const size_t hit = s.find(d, at);
+  while (maxsplit < 0 || parts < maxsplit) {
+    const size_t hit = s.find(*sep, at);
     if (hit == std::string::npos) break;
     push(std::string_view(s).substr(at, hit - at));
-    at = hit + d.size();
+    at = hit + sep->size();
   }
   push(std::string_view(s).substr(at));
-  return out;
+}
+
+// The pieces are counted first: a list of n pieces is ~100 bytes per piece,
+// far more than the string, so it is checked before it is built.
+Value split(RenderContext& ctx, const std::string& s, const Value* sep, int64_t maxsplit) {
+  const std::string* d = nullptr;
+  if (sep != nullptr && !sep->is(Value::Kind::none)) {
+    d = &string_argument(sep, "split", "separator");
+    if (d->empty()) throw Error("split(): empty separator");
+  }
+  ctx.scan(2 * s.size());
+  size_t n = 0;
+  split_parts(s, d, maxsplit, [&](std::string_view) { ++n; });
+  ctx.check_list(n);
+  ctx.check_string(s.size());
+  Array out;
+  out.reserve(n);
+  split_parts(s, d, maxsplit,
+              [&](std::string_view p) { out.push_back(ctx.string(std::string(p))); });
+  return ctx.array(std::move(out));
 }
 
 bool affix_test(const std::string& s, const Value* arg, const std::string& method, bool prefix) {
@@ -82,9 +100,11 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
     const Value* chars = args.get(0, "chars");
     const bool left = name != "rstrip", right = name != "lstrip";
     if (chars != nullptr && !chars->is(Value::Kind::none)) {
-      return ctx.string(std::string(
-          text::strip_chars(s, string_argument(chars, name, "of characters"), left, right)));
+      const std::string& set = string_argument(chars, name, "of characters");
+      ctx.scan(s.size() + set.size());
+      return ctx.string(std::string(text::strip_chars(s, set, left, right)));
     }
+    ctx.scan(s.size());
     std::string_view out = s;
     if (left) out = text::trim_left(out);
     if (right) out = text::trim_right(out);
@@ -92,10 +112,12 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
   }
   if (name == "startswith" || name == "endswith") {
     args.check(name, 1, {});
+    ctx.work();
     return Value::boolean(affix_test(s, args.get(0, ""), name, name == "startswith"));
   }
   if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
     args.check(name, 0, {});
+    ctx.check_string(s.size());
     if (name == "upper") return ctx.string(text::to_upper(s));
     if (name == "lower") return ctx.string(text::to_lower(s));
     if (name == "title") return ctx.string(text::title(s));
@@ -106,7 +128,7 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
     const Value* max = args.get(1, "maxsplit");
     if (max != nullptr && !max->is(Value::Kind::integer))
       throw Error("split(): maxsplit must be an integer");
-    return ctx.array(split(ctx, s, args.get(0, "sep"), max ? max->as_int() : -1));
+    return split(ctx, s, args.get(0, "sep"), max ? max->as_int() : -1);
   }
   if (name == "replace") {
     args.check(name, 3, {"count"});
@@ -117,6 +139,7 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
       throw Error("replace(): count must be an integer");
     }
     const int64_t n = count != nullptr && count->is(Value::Kind::integer) ? count->as_int() : -1;
+    ctx.scan(s.size() * (1 + from.size() / 64));  // find() is O(text x pattern) at worst
     return ctx.string(text::replace(s, from, to, n, ctx.limits().max_output_bytes));
   }
   if (name == "join") {  // Python's sep.join(items)
@@ -125,23 +148,24 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
     if (items == nullptr || !items->is(Value::Kind::array)) throw Error("join() takes a list");
     std::string out;
     for (size_t i = 0; i < items->as_array().size(); ++i) {
+      ctx.check_string(out.size() + s.size());
       if (i > 0) out += s;
-      out += stringify(items->as_array()[i]);
-      ctx.check_size(out.size(), "a string");
+      const std::string item = stringify(ctx, items->as_array()[i]);
+      ctx.check_string(out.size() + item.size());
+      out += item;
     }
     return ctx.string(std::move(out));
   }
   if (name == "count" || name == "find") {
     args.check(name, 1, {});
     const std::string& needle = string_argument(args.get(0, ""), name, "to look for");
+    ctx.scan(s.size() * (1 + needle.size() / 64));
     if (name == "find") {
       const size_t at = s.find(needle);
       if (at == std::string::npos) return Value::integer(-1);
-      return Value::integer(
-          static_cast<int64_t>(text::code_point_offsets(s.substr(0, at)).size() - 1));
+      return Value::integer(static_cast<int64_t>(text::code_point_count(s.substr(0, at))));
     }
-    if (needle.empty())
-      return Value::integer(static_cast<int64_t>(text::code_point_offsets(s).size()));
+    if (needle.empty()) return Value::integer(static_cast<int64_t>(text::code_point_count(s) + 1));
     int64_t n = 0;
     for (size_t at = s.find(needle); at != std::string::npos;
          at = s.find(needle, at + needle.size()))
@@ -159,18 +183,19 @@ Value dict_method(RenderContext& ctx, const Value& self, const std::string& name
     const Value* key = args.get(0, "key");
     if (key == nullptr) throw Error("get() needs a key");
     if (key->is(Value::Kind::string)) {
-      if (const Value* v = self.find(key->as_string())) return *v;
+      if (const Value* v = ctx.find(self, key->as_string())) return *v;
     }
     const Value* dflt = args.get(1, "default");
     return dflt ? *dflt : Value::none();
   }
   args.check(name, 0, {});
+  ctx.check_list(name == "items" ? 3 * o.size() : o.size());  // items: a pair per entry
   Array out;
   for (const auto& [k, v] : o) {
     if (name == "items") {
-      out.push_back(Value::array({Value::string(k), v}));
+      out.push_back(ctx.array({ctx.string(k), v}));
     } else if (name == "keys") {
-      out.push_back(Value::string(k));
+      out.push_back(ctx.string(k));
     } else {
       out.push_back(v);
     }

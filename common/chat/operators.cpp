@@ -3,6 +3,7 @@
 // / always gives a float; // and % follow Python's floor semantics.
 #include "operators.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llama::chat {
@@ -43,7 +44,10 @@ Value arithmetic(const std::string& op, const Value& x, const Value& y) {
     }
     if (op == "//" || op == "%") {
       if (q == 0) throw Error("integer division or modulo by zero");
-      if (p == INT64_MIN && q == -1) overflow(op);
+      if (q == -1) {  // p / -1 overflows for INT64_MIN; p % -1 is always 0
+        if (op == "%") return Value::integer(0);
+        if (p == INT64_MIN) overflow(op);
+      }
       int64_t quot = p / q, rem = p % q;
       if (rem != 0 && ((rem < 0) != (q < 0))) {  // floor, as Python
         --quot;
@@ -84,7 +88,7 @@ Value arithmetic(const std::string& op, const Value& x, const Value& y) {
   unsupported(op, x, y);
 }
 
-int compare(const std::string& op, const Value& a, const Value& b) {
+int compare(RenderContext& ctx, const std::string& op, const Value& a, const Value& b) {
   if (is_numeric(a) && is_numeric(b)) {
     const Value x = as_number(a), y = as_number(b);
     if (x.is(Value::Kind::integer) && y.is(Value::Kind::integer)) {
@@ -95,25 +99,31 @@ int compare(const std::string& op, const Value& a, const Value& b) {
     return p < q ? -1 : p > q ? 1 : 0;
   }
   if (a.is(Value::Kind::string) && b.is(Value::Kind::string)) {
+    ctx.scan(std::min(a.as_string().size(), b.as_string().size()));
     const int c = a.as_string().compare(b.as_string());  // bytes: code point order in UTF-8
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
   unsupported(op, a, b);
 }
 
-bool contains(const std::string& op, const Value& needle, const Value& haystack) {
+// Each element compared and each byte searched is work: `x in big_list` in a
+// loop is the loop's length times the list's.
+bool contains(RenderContext& ctx, const std::string& op, const Value& needle,
+              const Value& haystack) {
   switch (haystack.kind()) {
     case Value::Kind::array:
       for (const Value& item : haystack.as_array()) {
-        if (equal(needle, item)) return true;
+        if (ctx.equal(needle, item)) return true;
       }
       return false;
     case Value::Kind::string:
       if (!needle.is(Value::Kind::string)) unsupported(op, needle, haystack);
+      // std::string::find is O(haystack x needle) at worst.
+      ctx.work(1 + haystack.as_string().size() / 64 * (1 + needle.as_string().size() / 64));
       return haystack.as_string().find(needle.as_string()) != std::string::npos;
     case Value::Kind::object:
     case Value::Kind::ns:
-      return needle.is(Value::Kind::string) && haystack.find(needle.as_string()) != nullptr;
+      return needle.is(Value::Kind::string) && ctx.find(haystack, needle.as_string()) != nullptr;
     case Value::Kind::undefined:
       return false;
     default:
@@ -135,17 +145,17 @@ Value unary_minus_plus(const std::string& op, const Value& v) {
 }
 
 Value binary_operator(RenderContext& ctx, const std::string& op, const Value& a, const Value& b) {
-  if (op == "==") return Value::boolean(equal(a, b));
-  if (op == "!=") return Value::boolean(!equal(a, b));
-  if (op == "in") return Value::boolean(contains(op, a, b));
-  if (op == "not in") return Value::boolean(!contains(op, a, b));
+  if (op == "==") return Value::boolean(ctx.equal(a, b));
+  if (op == "!=") return Value::boolean(!ctx.equal(a, b));
+  if (op == "in") return Value::boolean(contains(ctx, op, a, b));
+  if (op == "not in") return Value::boolean(!contains(ctx, op, a, b));
   if (op == "~") {
-    const std::string x = stringify(a), y = stringify(b);
-    ctx.check_size(x.size() + y.size(), "a string");
+    const std::string x = stringify(ctx, a), y = stringify(ctx, b);
+    ctx.check_string(x.size() + y.size());
     return ctx.string(x + y);
   }
   if (op == "<" || op == ">" || op == "<=" || op == ">=") {
-    const int c = compare(op, a, b);
+    const int c = compare(ctx, op, a, b);
     if (c == 2) return Value::boolean(false);
     if (op == "<") return Value::boolean(c < 0);
     if (op == ">") return Value::boolean(c > 0);
@@ -154,16 +164,18 @@ Value binary_operator(RenderContext& ctx, const std::string& op, const Value& a,
   }
   if (op == "+") {
     if (a.is(Value::Kind::array) && b.is(Value::Kind::array)) {
-      ctx.check_size(a.as_array().size() + b.as_array().size(), "a list");
-      Array items = a.as_array();
+      ctx.check_list(a.as_array().size() + b.as_array().size());  // before copying either
+      Array items;
+      items.reserve(a.as_array().size() + b.as_array().size());
+      items.insert(items.end(), a.as_array().begin(), a.as_array().end());
       items.insert(items.end(), b.as_array().begin(), b.as_array().end());
       return ctx.array(std::move(items));
     }
     // A string and anything printable concatenate (@huggingface/jinja).
     if ((a.is(Value::Kind::string) || b.is(Value::Kind::string)) && !a.is_undefined() &&
         !b.is_undefined() && !a.is(Value::Kind::none) && !b.is(Value::Kind::none)) {
-      const std::string x = to_output(a), y = to_output(b);
-      ctx.check_size(x.size() + y.size(), "a string");
+      const std::string x = ctx.text_of(a), y = ctx.text_of(b);
+      ctx.check_string(x.size() + y.size());
       return ctx.string(x + y);
     }
   }

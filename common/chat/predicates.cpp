@@ -40,10 +40,14 @@ bool is_upper(const std::string& s) {
 
 }  // namespace
 
-bool apply_test(const std::string& name, const Value& v, std::span<const Value> args) {
+bool apply_test(RenderContext& ctx, const std::string& name, const Value& v,
+                std::span<const Value> args) {
   using K = Value::Kind;
-  if (name == "eq" || name == "equalto" || name == "==") return equal(v, one_argument(name, args));
-  if (name == "ne" || name == "!=") return !equal(v, one_argument(name, args));
+  ctx.work();
+  if (name == "eq" || name == "equalto" || name == "==") {
+    return ctx.equal(v, one_argument(name, args));
+  }
+  if (name == "ne" || name == "!=") return !ctx.equal(v, one_argument(name, args));
   if (name == "divisibleby") {
     const int64_t d = integer_operand(name, one_argument(name, args));
     if (d == 0) throw Error("divisibleby 0");
@@ -53,13 +57,15 @@ bool apply_test(const std::string& name, const Value& v, std::span<const Value> 
     const Value& seq = one_argument(name, args);
     if (seq.is(K::array)) {
       for (const Value& x : seq.as_array()) {
-        if (equal(v, x)) return true;
+        if (ctx.equal(v, x)) return true;
       }
       return false;
     }
-    if (seq.is(K::string) && v.is(K::string))
+    if (seq.is(K::string) && v.is(K::string)) {
+      ctx.scan(seq.as_string().size() * (1 + v.as_string().size() / 64));
       return seq.as_string().find(v.as_string()) != std::string::npos;
-    if (seq.is_mapping()) return v.is(K::string) && seq.find(v.as_string()) != nullptr;
+    }
+    if (seq.is_mapping()) return v.is(K::string) && ctx.find(seq, v.as_string()) != nullptr;
     throw Error("test 'in' needs a list, string or dict");
   }
   no_arguments(name, args);
@@ -79,8 +85,11 @@ bool apply_test(const std::string& name, const Value& v, std::span<const Value> 
   if (name == "callable") return v.is(K::callable);
   if (name == "odd") return integer_operand(name, v) % 2 != 0;
   if (name == "even") return integer_operand(name, v) % 2 == 0;
-  if (name == "lower") return v.is(K::string) && is_lower(v.as_string());
-  if (name == "upper") return v.is(K::string) && is_upper(v.as_string());
+  if (name == "lower" || name == "upper") {
+    if (!v.is(K::string)) return false;
+    ctx.scan(v.as_string().size());
+    return name == "lower" ? is_lower(v.as_string()) : is_upper(v.as_string());
+  }
   throw Error("unknown test '" + name + "'");
 }
 

@@ -1,6 +1,8 @@
 // UTF-8 helpers: code point boundaries, Unicode whitespace, ASCII case.
 #include "text.hpp"
 
+#include <unordered_set>
+
 #include "llama/error.hpp"
 #include "tokenizers/bpe/utf8.hpp"
 
@@ -28,16 +30,27 @@ char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' +
 
 }  // namespace
 
-std::vector<size_t> code_point_offsets(std::string_view s) {
-  std::vector<size_t> offsets;
-  size_t at = 0;
-  while (at < s.size()) {
-    offsets.push_back(at);
-    const size_t n = utf8_length(s, at);
-    at += n == 0 ? 1 : n;
+size_t code_point_length(std::string_view s, size_t at) {
+  const size_t n = utf8_length(s, at);
+  return n == 0 ? 1 : n;
+}
+
+size_t code_point_length_before(std::string_view s, size_t end) {
+  // A lead byte always starts a code point (a valid sequence never contains
+  // one); the nearest within 4 bytes owns the bytes up to `end` if its valid
+  // sequence ends exactly there, else the last byte stands alone.
+  for (size_t n = 1; n <= 4 && n <= end; ++n) {
+    if ((static_cast<unsigned char>(s[end - n]) & 0xC0) != 0x80) {
+      return utf8_length(s, end - n) == n ? n : 1;
+    }
   }
-  offsets.push_back(s.size());
-  return offsets;
+  return 1;
+}
+
+size_t code_point_count(std::string_view s) {
+  size_t count = 0;
+  for (size_t at = 0; at < s.size(); at += code_point_length(s, at)) ++count;
+  return count;
 }
 
 size_t whitespace_at(std::string_view s, size_t at) {
@@ -72,19 +85,29 @@ std::string_view trim_right(std::string_view s) {
 std::string_view trim(std::string_view s) { return trim_right(trim_left(s)); }
 
 std::string_view strip_chars(std::string_view s, std::string_view chars, bool left, bool right) {
-  const std::vector<size_t> set = code_point_offsets(chars);
+  // A set of the characters once `chars` is long, so the work stays linear in both.
+  std::unordered_set<std::string_view> set;
+  const bool use_set = chars.size() > 32;
+  for (size_t at = 0; use_set && at < chars.size(); at += code_point_length(chars, at)) {
+    set.insert(chars.substr(at, code_point_length(chars, at)));
+  }
   const auto in_set = [&](std::string_view cp) {
-    for (size_t i = 0; i + 1 < set.size(); ++i) {
-      if (chars.substr(set[i], set[i + 1] - set[i]) == cp) return true;
+    if (use_set) return set.count(cp) > 0;
+    for (size_t at = 0; at < chars.size(); at += code_point_length(chars, at)) {
+      if (chars.substr(at, code_point_length(chars, at)) == cp) return true;
     }
     return false;
   };
-  const std::vector<size_t> cps = code_point_offsets(s);
-  size_t first = 0, last = cps.size() - 1;  // code point indices [first, last)
-  while (left && first < last && in_set(s.substr(cps[first], cps[first + 1] - cps[first]))) ++first;
-  while (right && last > first && in_set(s.substr(cps[last - 1], cps[last] - cps[last - 1])))
-    --last;
-  return s.substr(cps[first], cps[last] - cps[first]);
+  size_t first = 0, last = s.size();  // byte offsets, code point boundaries
+  while (left && first < last && in_set(s.substr(first, code_point_length(s, first)))) {
+    first += code_point_length(s, first);
+  }
+  while (right && last > first &&
+         in_set(s.substr(last - code_point_length_before(s, last),
+                         code_point_length_before(s, last)))) {
+    last -= code_point_length_before(s, last);
+  }
+  return s.substr(first, last - first);
 }
 
 std::string to_upper(std::string_view s) {
@@ -127,13 +150,12 @@ std::string replace(std::string_view s, std::string_view from, std::string_view 
   };
   int64_t done = 0;
   if (from.empty()) {
-    const std::vector<size_t> cps = code_point_offsets(s);
-    for (size_t i = 0; i + 1 < cps.size(); ++i) {
+    for (size_t at = 0; at < s.size(); at += code_point_length(s, at)) {
       if (count < 0 || done < count) {
         append(to);
         ++done;
       }
-      append(s.substr(cps[i], cps[i + 1] - cps[i]));
+      append(s.substr(at, code_point_length(s, at)));
     }
     if (count < 0 || done < count) append(to);
     return out;

@@ -10,9 +10,14 @@
 
 namespace llama::chat::text {
 
-// The code points of `s` as byte ranges (begin offsets, one more at the end:
-// the size). A byte that does not start valid UTF-8 is one code point of its own.
-std::vector<size_t> code_point_offsets(std::string_view s);
+// Code points without allocating (a string may be megabytes): a byte that
+// does not start valid UTF-8 is one code point of its own.
+// The byte length of the code point at `s[at]` (at < s.size()): 1 to 4.
+size_t code_point_length(std::string_view s, size_t at);
+// The byte length of the code point that ends at `end` (0 < end <= s.size(),
+// `end` a code point boundary): 1 to 4.
+size_t code_point_length_before(std::string_view s, size_t end);
+size_t code_point_count(std::string_view s);
 
 // Unicode White_Space (JavaScript's trim set: tab, LF, VT, FF, CR, space,
 // U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF).

@@ -1,23 +1,32 @@
-// Value: construction with depth and namespace bookkeeping, truthiness,
-// equality, and the two ways a value becomes text (printed and JSON).
+// Value: construction with depth, weight and namespace bookkeeping,
+// truthiness, equality, and the two ways a value becomes text (printed and JSON).
 #include "llama/chat/value.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 #include "llama/error.hpp"
 
 namespace llama::chat {
 namespace {
 
-// Depth of a container holding `items`, refusing nesting beyond kMaxDepth.
-template <typename Range, typename Get>
-int container_depth(const Range& items, Get get, bool& holds_ns) {
+uint64_t add_weight(uint64_t a, uint64_t b) { return std::min(a + b, Value::kMaxWeight); }
+uint64_t string_weight(size_t bytes) { return 1 + bytes / 64; }
+
+// Depth and weight of a container holding `items`, refusing nesting beyond kMaxDepth.
+template <typename Range, typename Get, typename KeyBytes>
+int container_depth(const Range& items, Get get, KeyBytes key_bytes, bool& holds_ns,
+                    uint64_t& weight) {
   int deepest = 0;
+  weight = 1;
   for (const auto& item : items) {
     const Value& v = get(item);
     deepest = std::max(deepest, v.depth());
     holds_ns = holds_ns || v.holds_namespace();
+    weight = add_weight(weight, add_weight(v.weight(), key_bytes(item) / 64));
   }
   if (deepest + 1 > Value::kMaxDepth) {
     throw Error("values nested deeper than " + std::to_string(Value::kMaxDepth) + " levels");
@@ -25,7 +34,25 @@ int container_depth(const Range& items, Get get, bool& holds_ns) {
   return deepest + 1;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
+[[noreturn]] void too_long(size_t max_bytes) {
+  throw Error("a text grew past the limit of " + std::to_string(max_bytes) + " bytes");
+}
+
+size_t json_string_length(std::string_view s) {
+  size_t n = 2;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    n += c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f' ? 2
+         : c < 0x20                                                                             ? 6
+                                                                                                : 1;
+  }
+  return n;
+}
+
+void append_json_string(std::string& out, std::string_view s, size_t max_bytes) {
+  if (out.size() + s.size() > max_bytes || out.size() + json_string_length(s) > max_bytes) {
+    too_long(max_bytes);
+  }
   out += '"';
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -74,10 +101,13 @@ std::string shortest(double d) {
   return std::string(buf, r.ptr);
 }
 
-void write_json(std::string& out, const Value& v, int indent, int level) {
+void write_json(std::string& out, const Value& v, int indent, int level, size_t max_bytes) {
+  if (out.size() > max_bytes) too_long(max_bytes);
   const auto newline = [&](int lvl) {
+    const auto spaces = static_cast<size_t>(indent) * static_cast<size_t>(lvl);
+    if (out.size() + 1 + spaces > max_bytes) too_long(max_bytes);
     out += '\n';
-    out.append(static_cast<size_t>(indent * lvl), ' ');
+    out.append(spaces, ' ');
   };
   switch (v.kind()) {
     case Value::Kind::undefined:
@@ -95,7 +125,7 @@ void write_json(std::string& out, const Value& v, int indent, int level) {
       out += std::isfinite(v.as_double()) ? shortest(v.as_double()) : "null";
       return;
     case Value::Kind::string:
-      append_json_string(out, v.as_string());
+      append_json_string(out, v.as_string(), max_bytes);
       return;
     case Value::Kind::callable:
       throw Error("cannot convert a function to JSON");
@@ -105,7 +135,7 @@ void write_json(std::string& out, const Value& v, int indent, int level) {
       for (size_t i = 0; i < a.size(); ++i) {
         if (i > 0) out += indent > 0 ? "," : ", ";
         if (indent > 0) newline(level + 1);
-        write_json(out, a[i], indent, level + 1);
+        write_json(out, a[i], indent, level + 1, max_bytes);
       }
       if (indent > 0 && !a.empty()) newline(level);
       out += ']';
@@ -118,15 +148,34 @@ void write_json(std::string& out, const Value& v, int indent, int level) {
       for (size_t i = 0; i < o.size(); ++i) {
         if (i > 0) out += indent > 0 ? "," : ", ";
         if (indent > 0) newline(level + 1);
-        append_json_string(out, o[i].first);
+        append_json_string(out, o[i].first, max_bytes);
         out += ": ";
-        write_json(out, o[i].second, indent, level + 1);
+        write_json(out, o[i].second, indent, level + 1, max_bytes);
       }
       if (indent > 0 && !o.empty()) newline(level);
       out += '}';
       return;
     }
   }
+}
+
+// Dicts with the same keys and equal values, in any order: in one pass when
+// the keys come in the same order (as two reads of one JSON text do), else
+// through a hash of one side's keys, never a scan per key.
+bool equal_objects(const Object& x, const Object& y) {
+  if (x.size() != y.size()) return false;
+  size_t i = 0;
+  for (; i < x.size() && x[i].first == y[i].first; ++i) {
+    if (!equal(x[i].second, y[i].second)) return false;
+  }
+  if (i == x.size()) return true;
+  std::unordered_map<std::string_view, const Value*> other;
+  for (size_t j = i; j < y.size(); ++j) other.emplace(y[j].first, &y[j].second);
+  for (size_t j = i; j < x.size(); ++j) {
+    const auto it = other.find(x[j].first);
+    if (it == other.end() || !equal(x[j].second, *it->second)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -161,7 +210,8 @@ Value Value::floating(double d) {
 Value Value::string(std::string s) {
   Value v;
   v.kind_ = Kind::string;
-  v.s_ = std::move(s);
+  v.weight_ = string_weight(s.size());
+  if (!s.empty()) v.s_ = std::make_shared<const std::string>(std::move(s));
   return v;
 }
 
@@ -169,7 +219,8 @@ Value Value::array(Array items) {
   Value v;
   v.kind_ = Kind::array;
   v.depth_ = container_depth(
-      items, [](const Value& x) -> const Value& { return x; }, v.holds_ns_);
+      items, [](const Value& x) -> const Value& { return x; },
+      [](const Value&) { return size_t{0}; }, v.holds_ns_, v.weight_);
   v.array_ = std::make_shared<const Array>(std::move(items));
   return v;
 }
@@ -178,7 +229,8 @@ Value Value::object(Object entries) {
   Value v;
   v.kind_ = Kind::object;
   v.depth_ = container_depth(
-      entries, [](const auto& e) -> const Value& { return e.second; }, v.holds_ns_);
+      entries, [](const auto& e) -> const Value& { return e.second; },
+      [](const auto& e) { return e.first.size(); }, v.holds_ns_, v.weight_);
   v.object_ = std::make_shared<Object>(std::move(entries));
   return v;
 }
@@ -207,6 +259,19 @@ Value Value::callable(std::string name, Value self) {
   v.kind_ = Kind::callable;
   v.callable_ = std::make_shared<const Callable>(Callable{std::move(name), std::move(self)});
   return v;
+}
+
+const std::string& Value::as_string() const {
+  static const std::string empty;
+  return s_ ? *s_ : empty;
+}
+
+uint64_t Value::weight() const {
+  if (kind_ != Kind::ns || !object_) return weight_;
+  // A namespace changes after it is made: its entries as they are now.
+  uint64_t w = 1;
+  for (const auto& [k, v] : *object_) w = add_weight(w, add_weight(v.weight(), k.size() / 64));
+  return w;
 }
 
 const Array& Value::as_array() const {
@@ -246,7 +311,7 @@ bool Value::truthy() const {
     case Kind::floating:
       return d_ != 0.0;
     case Kind::string:
-      return !s_.empty();
+      return s_ != nullptr;
     case Kind::array:
       return !as_array().empty();
     case Kind::object:
@@ -303,21 +368,15 @@ bool equal(const Value& a, const Value& b) {
       return a.as_string() == b.as_string();
     case Value::Kind::array: {
       const Array &x = a.as_array(), &y = b.as_array();
+      if (&x == &y) return true;  // one list: its items are themselves, as Python's identity check
       if (x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
         if (!equal(x[i], y[i])) return false;
       }
       return true;
     }
-    case Value::Kind::object: {
-      const Object &x = a.as_object(), &y = b.as_object();
-      if (x.size() != y.size()) return false;
-      for (const auto& [key, value] : x) {
-        const Value* other = b.find(key);
-        if (other == nullptr || !equal(value, *other)) return false;
-      }
-      return true;
-    }
+    case Value::Kind::object:
+      return &a.as_object() == &b.as_object() || equal_objects(a.as_object(), b.as_object());
     case Value::Kind::ns:
       return &a.as_object() == &b.as_object();  // identity, as Python
     case Value::Kind::callable:
@@ -329,7 +388,7 @@ bool equal(const Value& a, const Value& b) {
   }
 }
 
-std::string to_output(const Value& v) {
+std::string to_output(const Value& v, size_t max_bytes) {
   switch (v.kind()) {
     case Value::Kind::undefined:
     case Value::Kind::none:
@@ -353,13 +412,13 @@ std::string to_output(const Value& v) {
     case Value::Kind::callable:
       return "<function " + v.as_callable().name + ">";
     default:
-      return to_json(v);
+      return to_json(v, 0, max_bytes);
   }
 }
 
-std::string to_json(const Value& v, int indent) {
+std::string to_json(const Value& v, int indent, size_t max_bytes) {
   std::string out;
-  write_json(out, v, indent, 0);
+  write_json(out, v, indent, 0, max_bytes);
   return out;
 }
 

@@ -239,7 +239,8 @@ TEST_CASE("chat templates: runtime errors name the line; raise_exception carries
 
 TEST_CASE("chat templates: runaway templates stop at the limits", "[chat]") {
   // Work: nested loops that would run 10^10 iterations.
-  CHECK(error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+  CHECK(error_of("{% set r = range(100000) %}{% for i in r %}{% for j in r %}{% endfor %}{% endfor "
+                 "%}")
             .find("steps of work") != std::string::npos);
   // Output.
   chat::RenderLimits small;
@@ -251,12 +252,13 @@ TEST_CASE("chat templates: runaway templates stop at the limits", "[chat]") {
   CHECK(error_of("{% set s = 'ab' %}{% for i in range(64) %}{% set s = s ~ s %}{% endfor %}")
             .find("grew past the limit") != std::string::npos);
   CHECK(error_of("{% set s = [1] %}{% for i in range(64) %}{% set s = s + s %}{% endfor %}")
-            .find("grew past the limit") != std::string::npos);
+            .find("the template's values would take more than") != std::string::npos);
   CHECK(error_of("{% set s = 'ab' %}{% for i in range(64) %}{% set s = s.replace('a', 'aa') %}{% "
                  "endfor %}")
             .find("exceeds") != std::string::npos);
-  CHECK(error_of("{{ range(9223372036854775807) | length }}").find("range() of more than") !=
-        std::string::npos);
+  CHECK(error_of("{{ range(9223372036854775807) | length }}") ==
+        "line 1: the template's values would take more than 67108864 bytes (making a list of "
+        "9223372036854775807 items)");
   // Values nested deeper than the limit (printing and freeing them would recurse).
   CHECK(error_of("{% set a = [] %}{% for i in range(1000) %}{% set a = [a] %}{% endfor %}")
             .find("nested deeper than") != std::string::npos);

@@ -63,13 +63,23 @@ class TemplateError : public Error {
 inline constexpr size_t kMaxTemplateBytes = size_t{256} << 10;
 
 // Bounds that keep a hostile or broken template from hanging or exhausting
-// memory: rendering stops with TemplateError once the output (or any string
-// or list it builds) exceeds max_output_bytes, or once it has done more than
-// max_work steps (one per expression node, statement and loop iteration,
-// plus one per 64 bytes of strings and 8 elements of lists built): about a
-// second of work, where real chat templates need thousands of steps.
+// memory; rendering stops with TemplateError naming the limit once one is
+// passed. Each is 30 times or more what the reference templates take to
+// render a conversation a 128k-token context holds (2,000 messages, 0.5 MB:
+// 80-150 thousand steps, 0.5-1.1 MB of values built, 0.5-0.6 MB of output),
+// and small enough that a template spending all of one takes about a second
+// and under 256 MB even under AddressSanitizer.
 struct RenderLimits {
+  // The rendered text, and any one string or JSON text built on the way.
   size_t max_output_bytes = size_t{16} << 20;
+  // Bytes of the strings, lists and dicts the render builds, counted as they
+  // are built and never given back (so no lifetime tracking is needed and it
+  // bounds the peak): a list element or dict entry counts sizeof(Value).
+  size_t max_value_bytes = size_t{64} << 20;
+  // Steps: one per statement, expression node and loop iteration, per list
+  // element or dict entry a built-in visits (copying, comparing, `in`, tojson,
+  // a dict lookup scans 16 entries a step) and per 64 bytes of text it builds
+  // or scans.
   uint64_t max_work = 5'000'000;
 };
 

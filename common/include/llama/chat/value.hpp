@@ -1,10 +1,11 @@
 // The values a chat template computes with: Jinja's undefined, none, booleans,
 // integers, floats, strings, lists, dicts, namespace objects and callables.
-// Lists and dicts are immutable and shared (copying a Value is cheap); a
-// namespace is the one mutable object (`{% set ns.found = true %}` inside a
-// loop changes the namespace the loop's enclosing scope sees).
+// Strings, lists and dicts are immutable and shared (copying a Value never
+// copies its contents, however large); a namespace is the one mutable object (`{% set ns.found =
+// true %}` inside a loop changes the namespace the loop's enclosing scope sees).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,7 +62,7 @@ class Value {
   bool as_bool() const { return b_; }
   int64_t as_int() const { return i_; }
   double as_double() const { return kind_ == Kind::integer ? static_cast<double>(i_) : d_; }
-  const std::string& as_string() const { return s_; }
+  const std::string& as_string() const;
   const Array& as_array() const;      // lists only
   const Object& as_object() const;    // dicts and namespaces
   Object& namespace_entries() const;  // namespaces only: mutable attributes
@@ -74,6 +75,13 @@ class Value {
   static constexpr int kMaxDepth = 256;
   // This value is or holds a namespace (which a namespace may not hold: no cycles).
   bool holds_namespace() const { return holds_ns_; }
+
+  // The work of walking the whole value (printing, comparing, tojson), shared
+  // parts counted each time they occur: 1 per scalar, list element and dict
+  // entry, plus 1 per 64 bytes of strings and keys; saturates at kMaxWeight.
+  // Known in O(1), so a walk is charged to the render's budget before it starts.
+  uint64_t weight() const;
+  static constexpr uint64_t kMaxWeight = uint64_t{1} << 62;
 
   // A dict's or namespace's entry, or nullptr.
   const Value* find(std::string_view key) const;
@@ -92,7 +100,8 @@ class Value {
   int depth_ = 0;
   int64_t i_ = 0;
   double d_ = 0;
-  std::string s_;
+  uint64_t weight_ = 1;
+  std::shared_ptr<const std::string> s_;  // null for the empty string
   std::shared_ptr<const Array> array_;
   std::shared_ptr<Object> object_;  // dicts (never changed) and namespaces
   std::shared_ptr<const Callable> callable_;
@@ -105,16 +114,19 @@ struct Callable {
 };
 
 // Structural equality as Python's == (1 == 1.0, lists and dicts element-wise;
-// undefined equals only undefined).
+// undefined equals only undefined). Takes up to min(a.weight(), b.weight())
+// steps, times a dict's entry count for the key lookups of a dict.
 bool equal(const Value& a, const Value& b);
 
 // The text `{{ v }}` prints (@huggingface/jinja's rules, the reference
 // renderer's): undefined and none print nothing, booleans "true"/"false",
-// integer-valued floats "2.0", lists and dicts as JSON.
-std::string to_output(const Value& v);
+// integer-valued floats "2.0", lists and dicts as JSON. Throws llama::Error
+// rather than make a text longer than max_bytes.
+std::string to_output(const Value& v, size_t max_bytes = SIZE_MAX);
 
 // JSON text (the tojson filter): ", " and ": " separators, or with indent > 0
-// one item per line; strings escaped as JSON requires, UTF-8 kept.
-std::string to_json(const Value& v, int indent = 0);
+// one item per line; strings escaped as JSON requires, UTF-8 kept. Throws
+// llama::Error rather than make a text longer than max_bytes.
+std::string to_json(const Value& v, int indent = 0, size_t max_bytes = SIZE_MAX);
 
 }  // namespace llama::chat
