@@ -1,65 +1,119 @@
-// JSON to template values through nlohmann-json (a Debian package the project
-// already uses), refusing nesting the Value type would not accept before
-// recursing into it.
+// JSON to template values through nlohmann-json's SAX parser (a Debian
+// package the project already uses), building Values directly: no DOM,
+// linear time however many keys an object has (nlohmann's ordered_json
+// searches its keys on every insert), and nesting refused before it is built.
 #include "llama/chat/json_value.hpp"
 
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "llama/error.hpp"
 
 namespace llama::chat {
 namespace {
 
-Value convert(const nlohmann::ordered_json& j, int depth, std::string_view what) {
-  if (depth >= Value::kMaxDepth) {
-    throw Error(std::string(what) + ": JSON nested deeper than " +
-                std::to_string(Value::kMaxDepth) + " levels");
-  }
-  switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null:
-      return Value::none();
-    case nlohmann::ordered_json::value_t::boolean:
-      return Value::boolean(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer:
-      return Value::integer(j.get<int64_t>());
-    case nlohmann::ordered_json::value_t::number_unsigned: {
-      const auto u = j.get<uint64_t>();
-      if (u > static_cast<uint64_t>(INT64_MAX)) return Value::floating(static_cast<double>(u));
-      return Value::integer(static_cast<int64_t>(u));
-    }
-    case nlohmann::ordered_json::value_t::number_float:
-      return Value::floating(j.get<double>());
-    case nlohmann::ordered_json::value_t::string:
-      return Value::string(j.get<std::string>());
-    case nlohmann::ordered_json::value_t::array: {
-      Array items;
-      items.reserve(j.size());
-      for (const auto& x : j) items.push_back(convert(x, depth + 1, what));
-      return Value::array(std::move(items));
-    }
-    case nlohmann::ordered_json::value_t::object: {
-      Object entries;
-      entries.reserve(j.size());
-      for (const auto& [k, x] : j.items()) entries.emplace_back(k, convert(x, depth + 1, what));
-      return Value::object(std::move(entries));
-    }
-    default:
-      throw Error(std::string(what) + ": unsupported JSON value");
-  }
-}
+using json = nlohmann::json;
 
-nlohmann::ordered_json parse(std::string_view json, std::string_view what) {
-  try {
-    return nlohmann::ordered_json::parse(json);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string(what) + ": not valid JSON: " + e.what());
+class ValueBuilder {
+ public:
+  bool null() { return add(Value::none()); }
+  bool boolean(bool b) { return add(Value::boolean(b)); }
+  bool number_integer(json::number_integer_t i) { return add(Value::integer(i)); }
+  bool number_unsigned(json::number_unsigned_t u) {
+    if (u > static_cast<uint64_t>(INT64_MAX)) return add(Value::floating(static_cast<double>(u)));
+    return add(Value::integer(static_cast<int64_t>(u)));
   }
-}
+  bool number_float(json::number_float_t d, const json::string_t&) {
+    return add(Value::floating(d));
+  }
+  bool string(json::string_t& s) { return add(Value::string(std::move(s))); }
+  bool binary(json::binary_t&) { return fail("binary values are not JSON"); }
+
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool key(json::string_t& k) {
+    stack_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    return add(Value::object(std::move(f.entries)));
+  }
+  bool end_array() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    return add(Value::array(std::move(f.items)));
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    return fail(e.what());
+  }
+
+  Value& root() { return root_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Frame {
+    bool object = false;
+    Array items;
+    Object entries;
+    std::string key;  // of the value being read (which may be a container)
+    std::unordered_map<std::string, size_t> at;  // key -> entry: a repeated key replaces, as Python
+  };
+
+  bool open(bool object) {
+    // The values inside count too: a container at depth kMaxDepth could not hold any.
+    if (stack_.size() + 1 >= static_cast<size_t>(Value::kMaxDepth)) {
+      return fail("JSON nested deeper than " + std::to_string(Value::kMaxDepth) + " levels");
+    }
+    stack_.emplace_back();
+    stack_.back().object = object;
+    return true;
+  }
+  bool add(Value v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return true;
+    }
+    Frame& f = stack_.back();
+    if (!f.object) {
+      f.items.push_back(std::move(v));
+      return true;
+    }
+    const auto [it, added] = f.at.emplace(f.key, f.entries.size());
+    if (added) {
+      f.entries.emplace_back(std::move(f.key), std::move(v));
+    } else {
+      f.entries[it->second].second = std::move(v);
+    }
+    return true;
+  }
+  bool fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+  std::vector<Frame> stack_;
+  Value root_;
+  std::string error_;
+};
 
 }  // namespace
 
-Value value_from_json(std::string_view json, std::string_view what) {
-  return convert(parse(json, what), 0, what);
+Value value_from_json(std::string_view text, std::string_view what) {
+  ValueBuilder builder;
+  bool ok = false;
+  try {
+    ok = json::sax_parse(text.begin(), text.end(), &builder);
+  } catch (const Error& e) {  // Value's own refusals
+    throw Error(std::string(what) + ": " + e.what());
+  }
+  if (!ok) {
+    const std::string& why = builder.error();
+    throw Error(std::string(what) + (why.starts_with("JSON nested") ? ": " : ": not valid JSON: ") +
+                why);
+  }
+  return std::move(builder.root());
 }
 
 Object variables_from_json(std::string_view json, std::string_view what) {
