@@ -314,7 +314,7 @@ TEST_CASE("chat templates: a model's own from tokenizer_config.json", "[chat]") 
                     nodefault + ": chat_template lists no template named \"default\"");
   const std::string broken = config("broken.json", "{");
   CHECK_THROWS_WITH(chat::read_tokenizer_config(broken),
-                    Catch::Contains(broken + ": not valid JSON"));
+                    Catch::StartsWith(broken + ": invalid JSON"));
   CHECK_THROWS_WITH(chat::read_tokenizer_config("/nonexistent/tokenizer_config.json"),
-                    "/nonexistent/tokenizer_config.json: cannot open");
+                    Catch::StartsWith("/nonexistent/tokenizer_config.json: cannot open"));
 }
