@@ -96,13 +96,19 @@ const Value* Interpreter::lookup(const std::string& name) {
 }
 
 Interpreter::Loop* Interpreter::current_loop() {
+  size_t scanned = 0;
+  Loop* found = nullptr;
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
-    for (const auto& [k, v] : scope->vars) {
-      if (k == "loop") return nullptr;  // a variable named loop hides it
+    scanned += scope->vars.size();
+    bool hidden = false;  // a variable named loop hides it
+    for (const auto& [k, v] : scope->vars) hidden = hidden || k == "loop";
+    if (hidden || scope->loop) {
+      found = hidden ? nullptr : scope->loop;
+      break;
     }
-    if (scope->loop) return scope->loop;
   }
-  return nullptr;
+  ctx_.work(scanned / 16);
+  return found;
 }
 
 Value Interpreter::loop_attribute(const Loop& l, std::string_view name) {
@@ -500,8 +506,10 @@ Value Interpreter::call_macro(const Stmt& macro, const Arguments& args) {
 Value Interpreter::call_global(const std::string& name, const Arguments& args, int line) {
   if (name == "raise_exception") {
     args.check(name, 1, {});
-    throw TemplateError(line, args.positional.empty() ? "" : stringify(ctx_, args.positional[0]),
-                        true);
+    std::string message = args.positional.empty() ? "" : stringify(ctx_, args.positional[0]);
+    constexpr size_t kMaxMessage = 4096;  // an error line, not a page
+    if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage) + "...";
+    throw TemplateError(line, std::move(message), true);
   }
   if (name == "range") {
     args.check(name, 3, {});
