@@ -26,12 +26,16 @@ class ValueBuilder {
   bool number_float(json::number_float_t d, const json::string_t&) {
     return add(Value::floating(d));
   }
-  bool string(json::string_t& s) { return add(Value::string(std::move(s))); }
+  bool string(json::string_t& s) {
+    if (!charge(s.size())) return false;
+    return add(Value::string(std::move(s)));
+  }
   bool binary(json::binary_t&) { return fail("binary values are not JSON"); }
 
   bool start_object(std::size_t) { return open(true); }
   bool start_array(std::size_t) { return open(false); }
   bool key(json::string_t& k) {
+    if (!charge(2 * k.size() + 64)) return false;  // the entry's key and its hash node
     stack_.back().key = std::move(k);
     return true;
   }
@@ -51,6 +55,7 @@ class ValueBuilder {
 
   Value& root() { return root_; }
   const std::string& error() const { return error_; }
+  bool limit() const { return limit_; }
 
  private:
   struct Frame {
@@ -64,13 +69,21 @@ class ValueBuilder {
   bool open(bool object) {
     // The values inside count too: a container at depth kMaxDepth could not hold any.
     if (stack_.size() + 1 >= static_cast<size_t>(Value::kMaxDepth)) {
-      return fail("JSON nested deeper than " + std::to_string(Value::kMaxDepth) + " levels");
+      return fail("JSON nested deeper than " + std::to_string(Value::kMaxDepth) + " levels", true);
     }
     stack_.emplace_back();
     stack_.back().object = object;
     return true;
   }
+  bool charge(size_t bytes) {
+    bytes_ += bytes;
+    if (bytes_ <= kMaxJsonValueBytes) return true;
+    return fail(
+        "the JSON's values would take more than " + std::to_string(kMaxJsonValueBytes) + " bytes",
+        true);
+  }
   bool add(Value v) {
+    if (!charge(sizeof(Value))) return false;
     if (stack_.empty()) {
       root_ = std::move(v);
       return true;
@@ -88,14 +101,20 @@ class ValueBuilder {
     }
     return true;
   }
-  bool fail(std::string why) {
-    if (error_.empty()) error_ = std::move(why);
+  // `limit`: a bound of this reader, not a syntax error.
+  bool fail(std::string why, bool limit = false) {
+    if (error_.empty()) {
+      error_ = std::move(why);
+      limit_ = limit;
+    }
     return false;
   }
 
   std::vector<Frame> stack_;
+  size_t bytes_ = 0;
   Value root_;
   std::string error_;
+  bool limit_ = false;
 };
 
 }  // namespace
@@ -109,9 +128,8 @@ Value value_from_json(std::string_view text, std::string_view what) {
     throw Error(std::string(what) + ": " + e.what());
   }
   if (!ok) {
-    const std::string& why = builder.error();
-    throw Error(std::string(what) + (why.starts_with("JSON nested") ? ": " : ": not valid JSON: ") +
-                why);
+    throw Error(std::string(what) + (builder.limit() ? ": " : ": not valid JSON: ") +
+                builder.error());
   }
   return std::move(builder.root());
 }
