@@ -80,8 +80,10 @@ Value split(RenderContext& ctx, const std::string& s, const Value* sep, int64_t 
   return ctx.array(std::move(out));
 }
 
-bool affix_test(const std::string& s, const Value* arg, const std::string& method, bool prefix) {
+bool affix_test(RenderContext& ctx, const std::string& s, const Value* arg,
+                const std::string& method, bool prefix) {
   const auto test = [&](const std::string& a) {
+    ctx.scan(a.size());
     return prefix ? s.starts_with(a) : s.ends_with(a);
   };
   if (arg != nullptr && arg->is(Value::Kind::array)) {  // a tuple of candidates
@@ -112,8 +114,7 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
   }
   if (name == "startswith" || name == "endswith") {
     args.check(name, 1, {});
-    ctx.work();
-    return Value::boolean(affix_test(s, args.get(0, ""), name, name == "startswith"));
+    return Value::boolean(affix_test(ctx, s, args.get(0, ""), name, name == "startswith"));
   }
   if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
     args.check(name, 0, {});
@@ -163,7 +164,8 @@ Value string_method(RenderContext& ctx, const std::string& s, const std::string&
     if (name == "find") {
       const size_t at = s.find(needle);
       if (at == std::string::npos) return Value::integer(-1);
-      return Value::integer(static_cast<int64_t>(text::code_point_count(s.substr(0, at))));
+      return Value::integer(
+          static_cast<int64_t>(text::code_point_count(std::string_view(s).substr(0, at))));
     }
     if (needle.empty()) return Value::integer(static_cast<int64_t>(text::code_point_count(s) + 1));
     int64_t n = 0;
