@@ -59,7 +59,7 @@ class TemplateError : public Error {
 // are 0.2-20 KB (tool-calling ones with long built-in instructions the
 // largest); parsing costs up to ~250 bytes of memory per source byte (a
 // token and a tree node for every byte or two of dense expressions), so this
-// bounds a parse to ~60 MB and a fraction of a second.
+// bounds a parse to ~70 MB and a fraction of a second.
 inline constexpr size_t kMaxTemplateBytes = size_t{256} << 10;
 
 // Bounds that keep a hostile or broken template from hanging or exhausting
