@@ -211,7 +211,7 @@ void require_not_finite(const std::string& path, const std::vector<std::string>&
 
 }  // namespace
 
-TEST_CASE("--verify-checkpoint names the tensors whose values are not finite, in every format",
+TEST_CASE("verify-checkpoint names the tensors whose values are not finite, in every format",
           "[robustness][cli]") {
   const float inf = std::numeric_limits<float>::infinity();
   using llama::test::model_path;

@@ -283,7 +283,7 @@ TEST_CASE("template limits: tokenizer_config.json values of the wrong type name 
   // Read as a bounded regular file.
   const std::string dir = llama::test::temp_path("a-directory.json");
   std::filesystem::create_directories(dir);
-  CHECK_THROWS_WITH(chat::read_tokenizer_config(dir), dir + ": not a regular file");
+  CHECK_THROWS_WITH(chat::read_tokenizer_config(dir), dir + ": not a regular file (a directory)");
   const std::string ok = file("ok-config.json", R"({"chat_template": "T", "eos_token": "E"})");
   CHECK(chat::read_tokenizer_config(ok).eos_token == "E");
 }
