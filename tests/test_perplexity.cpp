@@ -170,9 +170,9 @@ void check_reference_perplexity(const std::string& backend) {
   const auto cases = test::load_json(test::reference_path("perplexity.json"));
   REQUIRE(cases.size() == 1);
   const auto& c = cases[0];
-  const Run r = run({"-c", test::model_path(c["model"]), "-k", test::model_path(c["tokenizer"]), "-f",
-                     test::model_path(c["text"]), "--ctx", std::to_string(c["ctx"].get<int64_t>()),
-                     "-b", backend, "--format", "json"});
+  const Run r = run({"-c", test::model_path(c["model"]), "-k", test::model_path(c["tokenizer"]),
+                     "-f", test::model_path(c["text"]), "--ctx",
+                     std::to_string(c["ctx"].get<int64_t>()), "-b", backend, "--format", "json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);

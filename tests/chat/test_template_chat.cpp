@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli_run.hpp"
-#include "llama/chat_session.hpp"
 #include "llama/chat/chat_format.hpp"
+#include "llama/chat_session.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
 #include "scripted_backend.hpp"
