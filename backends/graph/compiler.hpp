@@ -13,7 +13,7 @@ namespace llama::graph {
 struct CompileOptions {
   bool fuse_residual_add = true;
   KernelSet q8_kernel = best_kernel_set();  // for matvec_typed (every kernel gives the same bits)
-  Numerics numerics = Numerics::exact;    // for matvec_typed batches (bf16 may round inputs)
+  Numerics numerics = Numerics::exact;      // for matvec_typed batches (bf16 may round inputs)
 };
 
 Plan compile(const Graph& graph, const CompileOptions& options = {});

@@ -32,11 +32,14 @@ void Executor::run(const Plan& plan, std::span<float> arena, int64_t tokens) con
   // The whole plan runs inside the arena: the calling thread joins it once and
   // the parallel products start from within (no hand-off per instruction).
   arena_->execute([&] {
-    for (const Instruction& in : plan.instructions) run_instruction(in, arena.data(), tokens);
+    const bool batch = plan.tokens > 1;
+    for (const Instruction& in : plan.instructions)
+      run_instruction(in, arena.data(), tokens, batch);
   });
 }
 
-void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens) const {
+void Executor::run_instruction(const Instruction& in, float* arena, int64_t tokens,
+                               bool batch) const {
   // Row-wise ops on a batch: tokens split across the threads (a row's result
   // never depends on the split): swiglu's exp alone is too much work to leave
   // to the calling thread while the others wait.
@@ -56,7 +59,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       // long enough (hundreds of rows) to stream the weights at full speed.
       // Blocks hold whole units: 8 rows for decode's passes, a packed panel
       // for batches (a split panel would cost a whole one on each side).
-      const int64_t unit = tokens == 1 ? 8 : kGemmRowUnit;
+      const int64_t unit = batch ? kGemmRowUnit : 8;
       const int64_t units = (rows + unit - 1) / unit;
       const int64_t n_blocks =
           parallel ? std::max<int64_t>(1, std::min({int64_t{threads_} * 4, rows / 16, units})) : 1;
@@ -64,7 +67,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
         const int64_t r0 = blk * units / n_blocks * unit;
         const int64_t r1 = std::min(rows, (blk + 1) * units / n_blocks * unit);
         if (r0 >= r1) return;
-        if (tokens == 1) {
+        if (!batch) {
           matvec_rows(out, in.w, a, in.w_cols, r0, r1, residual);
         } else {
           gemm_f32_rows(out, in.out.ld, in.w, a, in.a.ld, in.w_cols, tokens, r0, r1, residual,
@@ -95,7 +98,7 @@ void Executor::run_instruction(const Instruction& in, float* arena, int64_t toke
       per_token(tokens, [&](int64_t t) { run_quantize(in, arena, t); });
       break;
     case Op::matvec_typed:
-      run_matvec_typed(*this, in, arena, tokens);
+      run_matvec_typed(*this, in, arena, tokens, batch);
       break;
     case Op::round_bf16:
       run_round_bf16(*this, in, arena, tokens);

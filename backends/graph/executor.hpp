@@ -31,7 +31,10 @@ class Executor {
   void for_each(int64_t n, bool parallel, const Body& body) const;
 
  private:
-  void run_instruction(const Instruction& in, float* arena, int64_t tokens) const;
+  // `batch`: the plan was compiled for a batch, so its products run the batch
+  // kernels whatever `tokens` is (a row's bits then never depend on how many
+  // rows share the call); a decode plan's run the single-vector kernels.
+  void run_instruction(const Instruction& in, float* arena, int64_t tokens, bool batch) const;
 
   int threads_;
   std::unique_ptr<tbb::task_arena> arena_;

@@ -18,9 +18,9 @@
 #include <span>
 
 #include "kernels.hpp"
-#include "llama/kernels/products/gemm_f32.hpp"
-#include "llama/kernels/products/bf16_batch.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/products/bf16_batch.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 
 namespace llama::graph {
@@ -68,7 +68,8 @@ void run_quantize(const Instruction& in, float* arena, int64_t t) {
                  {values + t * cols, sz(cols)}, {scales + t * groups, sz(groups)});
 }
 
-void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens) {
+void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens,
+                      bool batch_plan) {
   const int64_t rows = in.w_rows, cols = in.w_cols;
   const float* a = arena + in.a.offset;
   float* out = arena + in.out.offset;
@@ -95,7 +96,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
   // the row count, so a split would make its bits depend on the threads.
   const bool parallel =
       rows * cols * tokens >= kParallelMinWeights && !(in.bf16_input && tokens == 1);
-  const bool gemm = tokens > 1 && batch_runs_gemm_f32(in.tw, in.q8_kernel, in.numerics);
+  const bool gemm = batch_plan && batch_runs_gemm_f32(in.tw, in.q8_kernel, in.numerics);
   // As the f32 product: a few blocks per thread, whole multiples of 8 rows
   // (of a packed panel for the GEMM).
   // A rounded batch: one block per thread (the fast paths block the rows
@@ -128,7 +129,7 @@ void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena,
     const int64_t r0 = blk * rows_per_block;
     const int64_t r1 = std::min(rows, r0 + rows_per_block);
     if (r1 <= r0) return;
-    if (tokens == 1 && !in.bf16_input) {
+    if (!batch_plan && !in.bf16_input) {
       ProductInput x{batch.f32.first(sz(cols)), {}};
       if (in.format.quantized())
         x.q8 = Q8View(batch.q8.values, batch.q8.scales, in.format.group_size);

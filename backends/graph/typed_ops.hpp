@@ -17,7 +17,9 @@ namespace llama::graph {
 void run_rmsnorm_fma(const Instruction& in, float* arena, int64_t t);
 void run_quantize(const Instruction& in, float* arena, int64_t t);
 // Rows [0, tokens) of one instruction on `arena`.
-void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
+// `batch_plan`: the batch kernels even for one row (Executor::run_instruction).
+void run_matvec_typed(const Executor& exec, const Instruction& in, float* arena, int64_t tokens,
+                      bool batch_plan);
 // round_bf16: rows [0, tokens) of in.a into in.out's bf16 rows, split across threads.
 void run_round_bf16(const Executor& exec, const Instruction& in, float* arena, int64_t tokens);
 
