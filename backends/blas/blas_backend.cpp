@@ -95,7 +95,9 @@ void BlasBackend::prepare(const Model& model) {
                      : c.seq_len;
   sized(att_, c.n_heads * att_scratch_);
   sized(logits_, c.vocab_size);
-  cache_ = KvCache(c, kv_.dtype);
+  caches_.clear();
+  for (int32_t i = 0; i < admission.sequences; ++i) caches_.emplace_back(c, kv_.dtype);
+  lengths_ = SequenceLengths(admission.sequences, c.seq_len);
   sized(k_row_, c.kv_dim());
   sized(v_row_, c.kv_dim());
   sized(rope_cos_, rope_.pairs());
@@ -109,6 +111,7 @@ void BlasBackend::prepare(const Model& model) {
 
 void BlasBackend::attention(int64_t layer, int64_t pos) {
   const Config& c = config_;
+  KvCache& cache_ = caches_.front();
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
   auto head = [&](int64_t h) {
     const int64_t kv_off = (h / c.kv_mul()) * hs;
@@ -137,8 +140,11 @@ std::span<const float> BlasBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("blas: forward called before prepare");
   const Config& c = config_;
   check_token_position(c, token, pos);
+  const SequenceRun ran{0, pos, std::span(&token, 1), RunLogits::last};
+  lengths_.apply(std::span(&ran, 1));
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim();
+  KvCache& cache_ = caches_.front();
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
   const std::span<float> xb = std::span(xb_).first(sz(dim));         // normed input
   const std::span<float> att = std::span(xb_).first(sz(c.q_dim()));  // attention output
@@ -190,7 +196,10 @@ std::string BlasBackend::describe() const {
   s << "  model: " << config_.to_string() << "\n"
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
     << to_string(simd_level()) << " kernels\n"
-    << "  " << describe_kv_cache(kv_, cache_.bytes()) << "\n"
+    << "  " << describe_kv_cache(kv_, caches_.front().bytes())
+    << (caches_.size() > 1 ? " per sequence, " + std::to_string(caches_.size()) + " sequences"
+                           : std::string())
+    << "\n"
     << "  numerics: " << to_string(numerics_)
     << (numerics_ == Numerics::fast
             ? " (bf16 prefill products may round activations to bf16; Q4_0 takes"

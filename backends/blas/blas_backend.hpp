@@ -19,6 +19,7 @@
 #include "llama/kernels/dispatch/step_table.hpp"
 #include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
+#include "llama/sequence_runs.hpp"
 #include "llama/uninitialized_array.hpp"
 
 namespace llama::blas {
@@ -35,6 +36,11 @@ class BlasBackend final : public InferenceBackend {
   // read once per batch.
   std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
                                        bool all_logits = false) override;
+  // Several sequences natively (blas_runs.cpp): every run's tokens in one
+  // activation matrix, so each weight matrix is read once per call.
+  int32_t sequences() const override { return options_.sequences; }
+  std::span<const float> forward_runs(std::span<const SequenceRun> runs) override;
+  bool batch_invariant() const override;
   std::string describe() const override;
 
  private:
@@ -55,6 +61,13 @@ class BlasBackend final : public InferenceBackend {
 
   void attention(int64_t layer, int64_t pos);
   void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
+  // The attention of every run of a forward_runs call over its own sequence's cache.
+  void runs_attention(int64_t layer, std::span<const SequenceRun> runs);
+  // Grows the batch state to n tokens (nothing shrinks).
+  void reserve_batch(int64_t n);
+  // Whether matmat_rows gives matvec_rows' bits for `w` (the int8 and GGUF kernels;
+  // not the f32 GEMM on widened bf16/f16, nor amx-bf16x3).
+  bool batch_matches_decode(const Matrix& w) const;
   // Products (blas_products.cpp), rows split across the arena.
   // y[rows] = W x
   void product(std::span<float> y, const Matrix& w, InputCache& x);
@@ -98,8 +111,11 @@ class BlasBackend final : public InferenceBackend {
   int64_t att_scratch_ = 0;  // floats of att_ per head
   std::vector<float>
       att_;  // f32 [n_heads, seq_len] (f16 cache: [n_heads, attend_f16_scratch_floats])
-  std::vector<float> logits_;         // f32 [vocab_size]
-  KvCache cache_;                     // kv_.dtype [n_layers, seq_len, kv_dim] keys, values
+  std::vector<float> logits_;  // f32 [vocab_size]
+  // One per sequence, kv_.dtype [n_layers, seq_len, kv_dim] keys and values;
+  // forward and forward_batch run sequence 0.
+  std::vector<KvCache> caches_;
+  SequenceLengths lengths_;           // positions each sequence holds
   std::vector<float> k_row_, v_row_;  // f32 [kv_dim]: an f16 cache's new row before storing
   std::vector<float> rope_cos_;       // f32 [head_dim / 2]
   std::vector<float> rope_sin_;       // f32 [head_dim / 2]
@@ -115,15 +131,17 @@ class BlasBackend final : public InferenceBackend {
   std::vector<RowBlock> blocks_;
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
-  std::vector<float> bx_;       // f32 [n, dim] residual streams
-  std::vector<float> bxb_;      // f32 [n, max(dim, q_dim)] normed input / attention output
-  std::vector<float> bq_;       // f32 [n, q_dim]
-  std::vector<float> bh1_;      // f32 [n, hidden_dim]
-  std::vector<float> bh3_;      // f32 [n, hidden_dim]
-  std::vector<float> bsum_;     // f32 [n, dim]: core products of wo and w2 before they are added
-  std::vector<float> bk_, bv_;  // f32 [n, kv_dim]: an f16 cache's new rows before storing
-  BatchInputCache bin_;         // the batch's next input, quantized once
-  int64_t batch_capacity_ = 0;  // tokens the batch state holds
+  std::vector<float> bx_;         // f32 [n, dim] residual streams
+  std::vector<float> bxb_;        // f32 [n, max(dim, q_dim)] normed input / attention output
+  std::vector<float> bq_;         // f32 [n, q_dim]
+  std::vector<float> bh1_;        // f32 [n, hidden_dim]
+  std::vector<float> bh3_;        // f32 [n, hidden_dim]
+  std::vector<float> bsum_;       // f32 [n, dim]: core products of wo and w2 before they are added
+  std::vector<float> bk_, bv_;    // f32 [n, kv_dim]: an f16 cache's new rows before storing
+  BatchInputCache bin_;           // the batch's next input, quantized once
+  int64_t batch_capacity_ = 0;    // tokens the batch state holds
+  std::vector<int64_t> row_pos_;  // i64 [n]: a forward_runs row's position
+  std::vector<float> wanted_;     // f32 [logit rows, dim]: rows whose logits are wanted
 };
 
 }  // namespace llama::blas

@@ -30,6 +30,7 @@ void grow(std::vector<float>& v, int64_t n) {
 
 void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   const Config& c = config_;
+  KvCache& cache_ = caches_.front();
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
   const bool f16 = cache_.dtype() == KvDType::f16;
   const size_t scratch_floats = f16 ? attend_f16_scratch_floats(hs, start_pos + n, n)
@@ -62,6 +63,37 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   });
 }
 
+void BlasBackend::reserve_batch(int64_t n) {
+  const Config& c = config_;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
+  const int64_t wide = std::max(dim, q_dim);
+  grow(bx_, n * dim);
+  grow(bxb_, n * wide);
+  grow(bq_, n * q_dim);
+  grow(bh1_, n * hidden);
+  grow(bh3_, n * hidden);
+  // Keys and values before they are stored: an f16 cache's, and forward_runs' (its
+  // rows go to several sequences' caches).
+  grow(bk_, n * kv_dim);
+  grow(bv_, n * kv_dim);
+  if (n <= batch_capacity_) return;
+  bin_.reserve(n, std::max(wide, hidden));
+  // The rounded batch's storage, where some product reads it (product_batch).
+  const auto rounds = [&](const Matrix& m) {
+    return batch_rounds_to_bf16(m.tensor, kernel_, numerics_);
+  };
+  bool any_rounds = rounds(classifier_);
+  for (const Layer& l : layers_) {
+    for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+      any_rounds = any_rounds || rounds(*m);
+  }
+  if (any_rounds) {
+    bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}), bf16_batch_layout(kernel_, numerics_));
+  }
+  grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
+  batch_capacity_ = n;
+}
+
 std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> tokens,
                                                   int64_t start_pos, bool all_logits) {
   if (!prepared_) throw Error("blas: forward_batch called before prepare");
@@ -72,35 +104,13 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     check_token_position(c, tokens[static_cast<size_t>(i)], start_pos + i);
   if (n == 1 && !all_logits) return forward(tokens[0], start_pos);
 
+  const SequenceRun ran{0, start_pos, tokens, RunLogits::last};
+  lengths_.apply(std::span(&ran, 1));
+
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
-  const int64_t wide = std::max(dim, q_dim);
-  grow(bx_, n * dim);
-  grow(bxb_, n * wide);
-  grow(bq_, n * q_dim);
-  grow(bh1_, n * hidden);
-  grow(bh3_, n * hidden);
-  if (cache_.dtype() == KvDType::f16) {
-    grow(bk_, n * kv_dim);
-    grow(bv_, n * kv_dim);
-  }
-  if (n > batch_capacity_) {
-    bin_.reserve(n, std::max(wide, hidden));
-    // The rounded batch's storage, where some product reads it (product_batch).
-    const auto rounds = [&](const Matrix& m) {
-      return batch_rounds_to_bf16(m.tensor, kernel_, numerics_);
-    };
-    bool any_rounds = rounds(classifier_);
-    for (const Layer& l : layers_) {
-      for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
-        any_rounds = any_rounds || rounds(*m);
-    }
-    if (any_rounds) {
-      bin_.reserve_bf16(n, std::max({wide, hidden, c.dim}), bf16_batch_layout(kernel_, numerics_));
-    }
-    grow(bsum_, n * dim);  // the core's wo and w2 sums before they join the residual
-    batch_capacity_ = n;
-  }
+  reserve_batch(n);
+  KvCache& cache_ = caches_.front();
 
   for (int64_t i = 0; i < n; ++i) {
     embedding_row(embedding_, tokens[static_cast<size_t>(i)],
