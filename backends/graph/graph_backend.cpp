@@ -160,7 +160,10 @@ void GraphBackend::prepare(const Model& model) {
   batch_ = build_plans(kBatchTokens);
   rope_ = RopeTable(c);
   x_.assign(sz(kBatchTokens * c.dim), 0.0f);
-  cache_ = KvCache(c, kv_.dtype);
+  caches_.clear();
+  for (int32_t i = 0; i < admission.sequences; ++i) caches_.emplace_back(c, kv_.dtype);
+  lengths_ = SequenceLengths(admission.sequences, c.seq_len);
+  segments_.reserve(sz(kBatchTokens));
   const bool f16 = kv_.dtype == KvDType::f16;
   decode_scratch_ =
       f16 ? int64_t(attend_f16_scratch_floats(c.head_size(), c.seq_len, 1)) : c.seq_len;
@@ -173,55 +176,70 @@ void GraphBackend::prepare(const Model& model) {
   prepared_ = true;
 }
 
-void GraphBackend::attention(int64_t layer, int64_t n, int64_t start_pos, const float* q,
-                             int64_t q_ld, float* out, int64_t out_ld) {
+void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, bool single,
+                             const float* q, int64_t q_ld, float* out, int64_t out_ld) {
   const Config& c = config_;
   const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), heads = c.n_heads;
-  const bool f16 = cache_.dtype() == KvDType::f16;
+  const bool f16 = kv_.dtype == KvDType::f16;
   // Threads pay off once the cache is long enough.
-  const int64_t work = n * (start_pos + n) * hs * heads;
+  int64_t work = 0;
+  for (const Segment& s : segments) work += s.n * (s.pos + s.n) * hs * heads;
   const bool parallel = work >= (int64_t{1} << 15);
-  if (n == 1) {
+  if (single) {
+    const Segment& s = segments.front();
+    KvCache& cache = caches_[sz(s.sequence)];
+    const float* qs = q + s.row * q_ld;
+    float* os = out + s.row * out_ld;
     exec_.for_each(heads, parallel, [&](int64_t h) {
       const int64_t kv_off = (h / c.kv_mul()) * hs;
       const auto scratch = scores_.span().subspan(sz(h * decode_scratch_), sz(decode_scratch_));
       if (f16) {
-        attend_head_f16({q + h * hs, sz(hs)}, cache_.keys_f16(layer, 0) + kv_off,
-                        cache_.values_f16(layer, 0) + kv_off, kv_dim, start_pos + 1, scratch,
-                        {out + h * hs, sz(hs)});
+        attend_head_f16({qs + h * hs, sz(hs)}, cache.keys_f16(layer, 0) + kv_off,
+                        cache.values_f16(layer, 0) + kv_off, kv_dim, s.pos + 1, scratch,
+                        {os + h * hs, sz(hs)});
       } else {
-        steps_.attend_head({q + h * hs, sz(hs)}, cache_.keys_f32(layer, 0) + kv_off,
-                           cache_.values_f32(layer, 0) + kv_off, kv_dim, start_pos + 1, scratch,
-                           {out + h * hs, sz(hs)});
+        steps_.attend_head({qs + h * hs, sz(hs)}, cache.keys_f32(layer, 0) + kv_off,
+                           cache.values_f32(layer, 0) + kv_off, kv_dim, s.pos + 1, scratch,
+                           {os + h * hs, sz(hs)});
       }
     });
     return;
   }
-  // A prompt: one task per (head, block of queries), the block's queries
-  // sharing each key load (dispatch/step_table.hpp, steps/f16_cache_attention.hpp); scratch per
-  // arena thread.
+  // One task per (head, segment, block of queries), the block's queries sharing
+  // each key load (dispatch/step_table.hpp, steps/f16_cache_attention.hpp);
+  // scratch per arena thread. A head's blocks one after another, so its keys and
+  // values stay in L2 from block to block; whole heads per thread (the
+  // executor's static partition). Within a segment, later blocks attend more
+  // positions: they go first.
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
-  const int64_t blocks = (n + block - 1) / block;
+  int64_t blocks = 0;
+  for (const Segment& s : segments) blocks += (s.n + block - 1) / block;
   const auto per_thread = sz(prompt_scratch_);
   exec_.for_each(blocks * heads, parallel, [&](int64_t task) {
-    // A head's blocks one after another, so its keys and values (n_keys rows
-    // of hs floats, kv_dim apart) stay in L2 from block to block; whole heads
-    // per thread (the executor's static partition). Within a head, later
-    // blocks attend more positions: they go first.
-    const int64_t h = task / blocks, b = blocks - 1 - task % blocks;
-    const int64_t i0 = b * block, m = std::min(block, n - i0);
+    const int64_t h = task / blocks;
+    int64_t b = task % blocks;
+    const Segment* s = segments.data();
+    for (;; ++s) {
+      const int64_t in_segment = (s->n + block - 1) / block;
+      if (b < in_segment) {
+        b = in_segment - 1 - b;
+        break;
+      }
+      b -= in_segment;
+    }
+    KvCache& cache = caches_[sz(s->sequence)];
+    const int64_t i0 = b * block, m = std::min(block, s->n - i0);
     const int64_t kv_off = (h / c.kv_mul()) * hs;
     const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
     const auto scratch = scores_.span().subspan(sz(slot) * per_thread, per_thread);
+    const float* qb = q + (s->row + i0) * q_ld + h * hs;
+    float* ob = out + (s->row + i0) * out_ld + h * hs;
     if (f16) {
-      attend_queries_f16(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
-                         cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
-                         kv_dim, scratch, out + i0 * out_ld + h * hs, out_ld);
+      attend_queries_f16(qb, q_ld, m, s->pos + i0, hs, cache.keys_f16(layer, 0) + kv_off,
+                         cache.values_f16(layer, 0) + kv_off, kv_dim, scratch, ob, out_ld);
     } else {
-      steps_.attend_queries(q + i0 * q_ld + h * hs, q_ld, m, start_pos + i0, hs,
-                            cache_.keys_f32(layer, 0) + kv_off,
-                            cache_.values_f32(layer, 0) + kv_off, kv_dim, scratch,
-                            out + i0 * out_ld + h * hs, out_ld);
+      steps_.attend_queries(qb, q_ld, m, s->pos + i0, hs, cache.keys_f32(layer, 0) + kv_off,
+                            cache.values_f32(layer, 0) + kv_off, kv_dim, scratch, ob, out_ld);
     }
   });
 }
@@ -237,13 +255,24 @@ void GraphBackend::for_token_blocks(int64_t n, const Body& body) const {
   });
 }
 
-void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
+void GraphBackend::run_layers(PlanSet& p, int64_t n, std::span<const Segment> segments) {
   const Config& c = config_;
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), half = rope_.pairs();
-  for (int64_t t = 0; t < n; ++t) {
-    rope_.angles(start_pos + t, std::span(rope_cos_).subspan(sz(t * half), sz(half)),
-                 std::span(rope_sin_).subspan(sz(t * half), sz(half)));
+  // Each row's position, and the sequence whose cache it goes to.
+  for (const Segment& s : segments) {
+    for (int64_t t = s.row; t < s.row + s.n; ++t) {
+      rope_.angles(s.pos + t - s.row, std::span(rope_cos_).subspan(sz(t * half), sz(half)),
+                   std::span(rope_sin_).subspan(sz(t * half), sz(half)));
+    }
   }
+  const auto place = [&](int64_t t) {
+    const Segment* s = segments.data();
+    while (t >= s->row + s->n) ++s;
+    return std::pair<KvCache*, int64_t>(&caches_[sz(s->sequence)], s->pos + t - s->row);
+  };
+  // The single-query attention of decode's plan; the batch plan's attend_queries
+  // for every query otherwise.
+  const bool single = p.tokens == 1;
   float* a1 = p.attention_in_arena.data();
   float* a2 = p.feed_forward_arena.data();
   for (int64_t l = 0; l < c.n_layers; ++l) {
@@ -263,10 +292,11 @@ void GraphBackend::run_layers(PlanSet& p, int64_t n, int64_t start_pos) {
         const float* v = a1 + p.v.offset + t * p.v.ld;
         steps_.rope_rotate({q, sz(c.q_dim())}, rope_, cos_t, sin_t);
         steps_.rope_rotate({k, sz(kv_dim)}, rope_, cos_t, sin_t);
-        cache_.store(l, start_pos + t, 1, k, v, kv_dim);
+        const auto [cache, pos] = place(t);
+        cache->store(l, pos, 1, k, v, kv_dim);
       }
     });
-    attention(l, n, start_pos, a1 + p.q.offset, p.q.ld, a2 + p.ffn_att.offset, p.ffn_att.ld);
+    attention(l, segments, single, a1 + p.q.offset, p.q.ld, a2 + p.ffn_att.offset, p.ffn_att.ld);
     for_token_blocks(n, [&](int64_t t0, int64_t t1) {
       copy_rows(a2 + p.ffn_x.offset + t0 * p.ffn_x.ld, p.ffn_x.ld, x_.data() + t0 * dim, dim,
                 t1 - t0, dim);
@@ -283,8 +313,11 @@ std::span<const float> GraphBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("graph: forward called before prepare");
   const Config& c = config_;
   check_token_position(c, token, pos);
+  const SequenceRun ran{0, pos, std::span(&token, 1), RunLogits::last};
+  lengths_.apply(std::span(&ran, 1));
   embedding_row(embedding_, token, std::span(x_).first(sz(c.dim)));
-  run_layers(decode_, 1, pos);
+  const Segment segment{0, 0, pos, 1};
+  run_layers(decode_, 1, std::span(&segment, 1));
   float* a3 = decode_.classifier_arena.data();
   std::memcpy(a3 + decode_.cls_x.offset, x_.data(), sz(c.dim) * sizeof(float));
   exec_.run(decode_.classifier, decode_.classifier_arena.span(), 1);
@@ -299,6 +332,8 @@ std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> toke
   const auto n = static_cast<int64_t>(tokens.size());
   for (int64_t i = 0; i < n; ++i) check_token_position(c, tokens[sz(i)], start_pos + i);
   if (n == 1) return forward(tokens[0], start_pos);
+  const SequenceRun ran{0, start_pos, tokens, RunLogits::last};
+  lengths_.apply(std::span(&ran, 1));
   if (all_logits) batch_logits_.assign(sz(n * c.vocab_size), 0.0f);
   int64_t last_rows = 0;
   for (int64_t done = 0; done < n; done += kBatchTokens) {
@@ -307,7 +342,8 @@ std::span<const float> GraphBackend::forward_batch(std::span<const int32_t> toke
       embedding_row(embedding_, tokens[sz(done + t)],
                     std::span(x_).subspan(sz(t * c.dim), sz(c.dim)));
     }
-    run_layers(batch_, m, start_pos + done);
+    const Segment segment{0, 0, start_pos + done, m};
+    run_layers(batch_, m, std::span(&segment, 1));
     last_rows = m;
     if (!all_logits) continue;
     float* a3 = batch_.classifier_arena.data();

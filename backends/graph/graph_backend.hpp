@@ -13,6 +13,7 @@
 #include "llama/kernels/dispatch/step_table.hpp"
 #include "llama/kernels/steps/rope.hpp"
 #include "llama/kv_cache.hpp"
+#include "llama/sequence_runs.hpp"
 #include "llama/uninitialized_array.hpp"
 #include "plan.hpp"
 #include "weight_copies.hpp"
@@ -48,21 +49,37 @@ class GraphBackend final : public InferenceBackend {
   std::span<const float> forward(int32_t token, int64_t pos) override;
   std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start_pos,
                                        bool all_logits = false) override;
+  // Several sequences natively (graph_runs.cpp): every run's tokens in the rows
+  // of the batch plans, so each weight matrix is read once per call.
+  int32_t sequences() const override { return options_.sequences; }
+  std::span<const float> forward_runs(std::span<const SequenceRun> runs) override;
+  bool batch_invariant() const override;
   std::string describe() const override;
 
   // Rows of the plans forward_batch runs (prompt chunks of at most this many tokens).
   static constexpr int64_t kBatchTokens = 128;
 
  private:
+  // Rows [row, row + n) of x_ are one sequence's positions pos, pos + 1, ...
+  struct Segment {
+    int32_t sequence = 0;
+    int64_t row = 0, pos = 0, n = 0;
+    const SequenceRun* from = nullptr;  // forward_runs: the run the rows come from
+  };
   PlanSet build_plans(int64_t tokens) const;
-  // Runs rows [0, n) of `plans` for positions start_pos.. on x_ (f32 [n, dim]),
-  // leaving the residual stream after the last layer in x_.
-  void run_layers(PlanSet& plans, int64_t n, int64_t start_pos);
+  // Runs rows [0, n) of `plans` on x_ (f32 [n, dim]), the rows being the segments'
+  // (in row order, covering [0, n)), leaving the residual stream after the last
+  // layer in x_. Each segment's keys and values go to its sequence's cache.
+  void run_layers(PlanSet& plans, int64_t n, std::span<const Segment> segments);
   // body(t0, t1) over tokens [0, n) in one block per thread (one block for a few tokens).
   template <typename Body>
   void for_token_blocks(int64_t n, const Body& body) const;
-  void attention(int64_t layer, int64_t n, int64_t start_pos, const float* q, int64_t q_ld,
-                 float* out, int64_t out_ld);
+  // Each segment's queries (rows of q) over its own sequence's cache into rows of
+  // out. `single`: one query alone through attend_head (decode); otherwise every
+  // query through attend_queries, whose result for a query does not depend on
+  // the others (forward_runs' batch invariance).
+  void attention(int64_t layer, std::span<const Segment> segments, bool single, const float* q,
+                 int64_t q_ld, float* out, int64_t out_ld);
 
   Executor exec_;
   Numerics numerics_;       // BackendOptions::numerics: fast lets bf16 batches round inputs
@@ -82,7 +99,11 @@ class GraphBackend final : public InferenceBackend {
   size_t released_bytes_ = 0;  // resident bytes of the originals dropped at prepare
 
   std::vector<float> x_;  // f32 [kBatchTokens, dim] residual stream, one row per token
-  KvCache cache_;  // kv_.dtype [n_layers, seq_len, kv_dim] keys and values, written before read
+  // One per sequence, kv_.dtype [n_layers, seq_len, kv_dim] keys and values,
+  // written before read; forward and forward_batch run sequence 0.
+  std::vector<KvCache> caches_;
+  SequenceLengths lengths_;        // positions each sequence holds
+  std::vector<Segment> segments_;  // forward_runs: the current chunk's segments
   // f32 [n_heads, decode_scratch_] for decode, or per arena thread prompt_scratch_
   // (attend_scratch_floats or attend_f16_scratch_floats over seq_len): written before read
   int64_t decode_scratch_ = 0, prompt_scratch_ = 0;

@@ -86,7 +86,10 @@ std::string GraphBackend::describe() const {
   s << batch_.feed_forward.front().describe("  plan feed_forward");
   s << "  arenas: " << plan_set_arena_bytes(decode_) << " B (1 token), "
     << plan_set_arena_bytes(batch_) << " B (" << batch_.tokens << " tokens)\n"
-    << "  " << describe_kv_cache(kv_, cache_.bytes()) << "\n";
+    << "  " << describe_kv_cache(kv_, caches_.front().bytes())
+    << (caches_.size() > 1 ? " per sequence, " + std::to_string(caches_.size()) + " sequences"
+                           : std::string())
+    << "\n";
   return s.str();
 }
 
