@@ -21,6 +21,9 @@ inline constexpr double kTolerance = 1e-4;
 struct CheckResult {
   bool ok = true;
   std::string failure;  // the first failure, one line
+  // Set by a check whose property the backend does not claim on any of its
+  // models (why, one line): reported as not claimed instead of passed.
+  std::string not_claimed;
 
   void fail(const std::string& why) {
     if (ok) failure = why;

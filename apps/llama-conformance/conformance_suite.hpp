@@ -19,10 +19,9 @@ struct SuiteCheck {
   std::string format;  // the weight format it needs: "f32", "q8_0", or "" (any)
   std::string title;   // what must hold
   std::string covers;  // on what: models, cases, positions
+  // Returns CheckResult::not_claimed set where the backend claims the property on
+  // none of the check's models.
   std::function<CheckResult(const ConformanceData&, const std::string& spec)> run;
-  // Optional: why the backend does not claim what the check holds it to (empty when it
-  // does); a check it does not claim is reported as not claimed instead of run.
-  std::function<std::string(const std::string& spec)> unclaimed = {};
 };
 
 // Every check, in the order they run.
