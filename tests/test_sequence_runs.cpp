@@ -38,6 +38,24 @@ std::vector<float> row(const std::vector<float>& all, int64_t i, int64_t vocab) 
   return {all.begin() + i * vocab, all.begin() + (i + 1) * vocab};
 }
 
+// A backend written for one sequence, forward only: the reference backend behind it.
+class OneSequence final : public InferenceBackend {
+ public:
+  std::string name() const override { return "one-sequence"; }
+  void prepare(const Model& model) override { inner_->prepare(model); }
+  std::span<const float> forward(int32_t token, int64_t pos) override {
+    return inner_->forward(token, pos);
+  }
+
+ private:
+  std::unique_ptr<InferenceBackend> inner_ = BackendRegistry::instance().create("reference");
+};
+
+// The same in the registry, as a plugin written for protocol 5's single sequence would be.
+const BackendRegistrar kOneSequence{
+    "test-one-sequence", "a single-sequence backend (the reference behind forward)",
+    [](const BackendOptions&) { return std::make_unique<OneSequence>(); }};
+
 }  // namespace
 
 TEST_CASE("SequenceLengths refuses a call that breaks the contract, naming the run",
@@ -94,7 +112,7 @@ TEST_CASE("SequenceLengths refuses a call that breaks the contract, naming the r
 
 TEST_CASE("a single-sequence backend runs sequence 0's runs and refuses others", "[sequences]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
-  auto b = BackendRegistry::instance().create("blas");
+  auto b = BackendRegistry::instance().create("test-one-sequence");
   REQUIRE(b->sequences() == 1);
   b->prepare(ck.model());
   const int64_t vocab = ck.config().vocab_size;
@@ -106,14 +124,15 @@ TEST_CASE("a single-sequence backend runs sequence 0's runs and refuses others",
   const std::vector<float> last = copy(b->forward_runs(more));
   REQUIRE(last.size() == size_t(vocab));
 
-  auto fresh = BackendRegistry::instance().create("blas");
+  auto fresh = BackendRegistry::instance().create("test-one-sequence");
   fresh->prepare(ck.model());
   CHECK(copy(fresh->forward_batch(prompt, 0, true)) == all);
   CHECK(copy(fresh->forward_batch(next, 4, false)) == last);
 
   const SequenceRun other[] = {run(1, 0, prompt)};
   CHECK_THROWS_WITH(b->forward_runs(other),
-                    "blas: run 0 asks for sequence 1 but this backend holds one (sequence 0)");
+                    "one-sequence: run 0 asks for sequence 1 but this backend holds one "
+                    "(sequence 0)");
 }
 
 // Three sequences, two sharing a prefix, stepped together in changing orders, one
@@ -171,19 +190,6 @@ void check_three_sequences(InferenceBackend& b, const Model& model) {
   CHECK(next2 == row(alone("reference", model, seq[2]), int64_t(seq[2].size()) - 1, vocab));
 }
 
-// A backend written for one sequence, forward only: the reference backend behind it.
-class OneSequence final : public InferenceBackend {
- public:
-  std::string name() const override { return "one-sequence"; }
-  void prepare(const Model& model) override { inner_->prepare(model); }
-  std::span<const float> forward(int32_t token, int64_t pos) override {
-    return inner_->forward(token, pos);
-  }
-
- private:
-  std::unique_ptr<InferenceBackend> inner_ = BackendRegistry::instance().create("reference");
-};
-
 TEST_CASE("replay runs several sequences on a single-sequence backend", "[sequences]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("stories260K.bin"));
   BackendOptions options;
@@ -193,9 +199,9 @@ TEST_CASE("replay runs several sequences on a single-sequence backend", "[sequen
   check_three_sequences(*b, ck.model());
   CHECK_THAT(b->report(), Contains("switches between sequences"));
   // The registry does the same for a backend that holds one sequence.
-  auto blas = BackendRegistry::instance().create("blas", options);
-  CHECK(blas->sequences() == 3);
-  CHECK_THAT(blas->describe(), Contains("run one after another on one KV cache"));
+  auto one = BackendRegistry::instance().create("test-one-sequence", options);
+  CHECK(one->sequences() == 3);
+  CHECK_THAT(one->describe(), Contains("run one after another on one KV cache"));
 }
 
 TEST_CASE("the reference backend holds several sequences natively", "[sequences]") {
