@@ -58,7 +58,7 @@ void check_range(int64_t v, int64_t lo, int64_t hi, const char* flag) {
 
 BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   BenchOptions o;
-  std::vector<std::string> backends, threads;
+  std::vector<std::string> backends, threads, parallel;
   std::string format = "md";
 
   po::options_description desc(
@@ -74,6 +74,9 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       "also decode after NUM positions in the KV cache (default 0: skip)")(
       "repetitions,r", po::value(&o.repetitions)->value_name("NUM"),
       "measured repetitions after the warm-up (default 5)")(
+      "parallel", po::value(&parallel)->value_name("LIST"),
+      "also decode N sequences at once (comma-separated counts, 1 to 4096), each after its own "
+      "-p-token prompt, through forward_runs: aggregate and per-sequence decode tokens/s")(
       "threads,j", po::value(&threads)->value_name("LIST"),
       "comma-separated thread counts (default: every core)")(
       "warmup", po::value(&o.warmup)->value_name("NUM"), "untimed repetitions first (default 1)")(
@@ -133,6 +136,20 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
     const unsigned hw = std::thread::hardware_concurrency();
     o.threads.push_back(hw == 0 ? 1 : static_cast<int>(hw));
   }
+  for (const std::string& n : split_list(parallel, "--parallel")) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(n, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != n.size() || v < 1 || v > 4096) {
+      throw BenchUsageError("--parallel: each count must be an integer in [1, 4096], got '" + n +
+                            "'");
+    }
+    o.parallel.push_back(v);
+  }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;
   check_range(o.prompt_tokens, 1, kMaxTokens, "--n-prompt");
   check_range(o.decode_tokens, 1, kMaxTokens, "--n-gen");
@@ -161,11 +178,14 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       (o.checkpoints.size() != 1 || o.backends.size() != 1 || o.threads.size() != 1)) {
     throw BenchUsageError("--run-config: needs exactly one checkpoint, backend and thread count");
   }
+  if (o.action == BenchAction::child && o.parallel.size() > 1)
+    throw BenchUsageError("--run-config: takes at most one --parallel count");
   return o;
 }
 
 std::vector<std::string> child_arguments(const BenchOptions& o, const std::string& checkpoint,
-                                         const std::string& backend, int threads, int64_t depth) {
+                                         const std::string& backend, int threads, int64_t depth,
+                                         int64_t parallel) {
   std::vector<std::string> args = {"--run-config",
                                    "-c",
                                    checkpoint,
@@ -187,6 +207,10 @@ std::vector<std::string> child_arguments(const BenchOptions& o, const std::strin
                                    o.numerics,
                                    "--kv-cache",
                                    o.kv_cache};
+  if (parallel > 0) {
+    args.push_back("--parallel");
+    args.push_back(std::to_string(parallel));
+  }
   for (const std::string& plugin : o.plugins) {
     args.push_back("--plugin");
     args.push_back(plugin);

@@ -50,12 +50,20 @@ std::string cpu_model() {
 }
 
 int run_child(const BenchOptions& o, std::ostream& out) {
-  RunSpec spec{o.checkpoints[0], o.backends[0], o.threads[0], o.prompt_tokens, o.decode_tokens,
-               o.depth,          o.repetitions, o.warmup,     o.numerics,
-               o.kv_cache};
+  RunSpec spec{o.checkpoints[0],
+               o.backends[0],
+               o.threads[0],
+               o.prompt_tokens,
+               o.decode_tokens,
+               o.depth,
+               o.repetitions,
+               o.warmup,
+               o.numerics,
+               o.kv_cache,
+               o.parallel.empty() ? 0 : o.parallel[0]};
   try {
     cli::load_plugins(o.plugins);
-    out << run_configuration(spec).dump() << "\n";
+    out << (spec.parallel > 0 ? run_parallel(spec) : run_configuration(spec)).dump() << "\n";
     return 0;
   } catch (const Error& e) {
     out << json{{"error", e.what()}}.dump() << "\n";
@@ -88,8 +96,8 @@ std::vector<ModelEntry> load_models(const BenchOptions& o, json& notes) {
                     std::to_string(seq));
       }
     }
-    ModelEntry m{path, {}, ModelCost::of(ck.model(), parse_kv_cache(o.kv_cache, "--kv-cache")),
-                 o.depth};
+    ModelEntry m{
+        path, {}, ModelCost::of(ck.model(), parse_kv_cache(o.kv_cache, "--kv-cache")), o.depth};
     m.model = model_json(path, ck.model(), m.cost);
     if (o.depth > 0 && o.depth + o.decode_tokens > seq) {
       m.depth = 0;
@@ -128,17 +136,10 @@ std::string fmt(double v) {
   return s.str();
 }
 
-// Runs one configuration in a child; `measure_after` takes the roofline
-// once the child has finished, and the result uses the better of `before`
-// and that (see combine).
-template <typename MeasureAfter>
-json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& backend, int threads,
-             const Roofline& before, MeasureAfter measure_after, std::ostream& err) {
-  const std::string label =
-      m.model["name"].get<std::string>() + " " + backend + " j" + std::to_string(threads);
-  const ChildOutput child = run_self(child_arguments(o, m.path, backend, threads, m.depth));
-  const Roofline after = measure_after();
-  std::string error;
+// Runs a child with `args` and returns its JSON result; sets `error` (and returns
+// null) when it failed, was killed or printed no result.
+json run_child_process(const std::vector<std::string>& args, std::string& error) {
+  const ChildOutput child = run_self(args);
   json raw;
   try {
     raw = json::parse(child.out);
@@ -153,6 +154,44 @@ json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& back
   } else if (child.exit_code != 0 || !raw.is_object()) {
     error = "child exited with code " + std::to_string(child.exit_code) + " and no result";
   }
+  return error.empty() ? raw : json(nullptr);
+}
+
+// The --parallel counts of one configuration, each in its own child (its own peak
+// RSS), against that configuration's single-sequence decode.
+json run_parallel_counts(const BenchOptions& o, const ModelEntry& m, const std::string& backend,
+                         int threads, const json& result, std::ostream& err) {
+  json entries = json::array();
+  for (int64_t n : o.parallel) {
+    const std::string label = m.model["name"].get<std::string>() + " " + backend + " j" +
+                              std::to_string(threads) + " x" + std::to_string(n);
+    std::string error;
+    const json raw = run_child_process(child_arguments(o, m.path, backend, threads, 0, n), error);
+    if (!error.empty()) {
+      err << kProgram << ": " << label << ": " << error << "\n";
+      entries.push_back({{"sequences", n}, {"status", "error"}, {"error", error}});
+      continue;
+    }
+    json e = parallel_json(m.model, m.cost, o, raw, result);
+    err << kProgram << ": " << label << ": decode " << fmt(e["decode_tok_per_s"]["median"])
+        << " tok/s aggregate, " << fmt(e["per_sequence_tok_per_s"]) << " per sequence ("
+        << fmt(e["x_single"]) << "x single)\n";
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+// Runs one configuration in a child; `measure_after` takes the roofline
+// once the child has finished, and the result uses the better of `before`
+// and that (see combine).
+template <typename MeasureAfter>
+json run_one(const BenchOptions& o, const ModelEntry& m, const std::string& backend, int threads,
+             const Roofline& before, MeasureAfter measure_after, std::ostream& err) {
+  const std::string label =
+      m.model["name"].get<std::string>() + " " + backend + " j" + std::to_string(threads);
+  std::string error;
+  const json raw = run_child_process(child_arguments(o, m.path, backend, threads, m.depth), error);
+  const Roofline after = measure_after();
   if (!error.empty()) {
     err << kProgram << ": " << label << ": " << error << "\n";
     return failed_result_json(m.model, backend, threads, error);
@@ -223,6 +262,10 @@ int run_parent(const BenchOptions& o, std::ostream& out, std::ostream& err) {
         results.push_back(run_one(
             o, m, b, t, before, [&] { return last = roofline(t, "after"); }, err));
         failed = failed || results.back()["status"] != "ok";
+        if (o.parallel.empty() || results.back()["status"] != "ok") continue;
+        json& r = results.back();
+        r["parallel"] = run_parallel_counts(o, m, b, t, r, err);
+        for (const json& e : r["parallel"]) failed = failed || e["status"] != "ok";
       }
     }
   }

@@ -31,10 +31,11 @@ bool all_finite(std::span<const float> logits) {
   return std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); });
 }
 
-// Seeded prompt tokens: BOS, then ids spread over the vocabulary.
-std::vector<int32_t> prompt_tokens(int64_t n, int64_t vocab) {
+// Seeded prompt tokens: BOS, then ids spread over the vocabulary (another seed, another
+// prompt: the sequences of the parallel workload).
+std::vector<int32_t> prompt_tokens(int64_t n, int64_t vocab, uint64_t seed = 0) {
   std::vector<int32_t> tokens(static_cast<size_t>(n));
-  uint64_t state = 0x2545f4914f6cdd1dULL;
+  uint64_t state = 0x2545f4914f6cdd1dULL + seed * 0x9e3779b97f4a7c15ULL;
   for (size_t i = 0; i < tokens.size(); ++i) {
     state ^= state << 13;
     state ^= state >> 7;
@@ -158,6 +159,69 @@ nlohmann::json run_configuration(const RunSpec& spec) {
           {"depth_ms", depth},
           {"peak_rss_bytes", peak_rss_bytes()},
           {"logits_finite", w.finite()}};
+}
+
+nlohmann::json run_parallel(const RunSpec& spec) {
+  const auto t0 = Clock::now();
+  const cli::OpenedCheckpoint ck = cli::OpenedCheckpoint::open(spec.checkpoint);
+  const Config& c = ck.config();
+  const int64_t context = spec.prompt_tokens + spec.decode_tokens;
+  if (context > c.seq_len) {
+    throw Error(spec.checkpoint + ": --n-prompt + --n-gen " + std::to_string(context) +
+                " exceeds seq_len " + std::to_string(c.seq_len));
+  }
+  BackendOptions options;
+  options.threads = spec.threads;
+  options.numerics = parse_numerics(spec.numerics, "--numerics");
+  options.kv_cache = parse_kv_cache(spec.kv_cache, "--kv-cache");
+  options.sequences = static_cast<int32_t>(spec.parallel);
+  options.context = context;  // what the workload touches, so the caches are all resident
+  auto backend = BackendRegistry::instance().create(spec.backend, options);
+  backend->prepare(ck.model());
+  const double load_ms = ms_since(t0);
+
+  const auto n = static_cast<size_t>(spec.parallel);
+  const int64_t vocab = c.vocab_size;
+  std::vector<std::vector<int32_t>> prompts;  // one per sequence
+  for (size_t s = 0; s < n; ++s) prompts.push_back(prompt_tokens(spec.prompt_tokens, vocab, s));
+  std::vector<SequenceRun> runs(n);
+  std::vector<int32_t> next(n);  // each sequence's next token
+  bool finite = true;
+  const auto take = [&](std::span<const float> logits) {
+    finite = finite && all_finite(logits);
+    for (size_t s = 0; s < n; ++s)
+      next[s] = argmax(logits.subspan(s * size_t(vocab), size_t(vocab)));
+  };
+
+  nlohmann::json prefill = nlohmann::json::array(), decode = nlohmann::json::array();
+  for (int64_t rep = -spec.warmup; rep < spec.repetitions; ++rep) {
+    backend->prepare(ck.model());
+    for (size_t s = 0; s < n; ++s) runs[s] = {int32_t(s), 0, prompts[s], RunLogits::last};
+    auto t = Clock::now();
+    take(backend->forward_runs(runs));
+    const double p = ms_since(t);
+    std::vector<double> steps;
+    for (int64_t i = 0; i < spec.decode_tokens; ++i) {
+      for (size_t s = 0; s < n; ++s)
+        runs[s] = {int32_t(s), spec.prompt_tokens + i, std::span(&next[s], 1), RunLogits::last};
+      t = Clock::now();
+      const std::span<const float> logits = backend->forward_runs(runs);
+      steps.push_back(ms_since(t));
+      take(logits);
+    }
+    if (rep < 0) continue;
+    prefill.push_back(p);
+    decode.push_back(steps);
+  }
+  return {{"backend_name", backend->name()},
+          {"sequences", spec.parallel},
+          {"context", context},
+          {"load_ms", load_ms},
+          {"prefill_ms", prefill},
+          {"decode_ms", decode},
+          {"peak_rss_bytes", peak_rss_bytes()},
+          {"logits_finite", finite},
+          {"batch_invariant", backend->batch_invariant()}};
 }
 
 }  // namespace llama::bench

@@ -75,6 +75,40 @@ void panel(std::ostringstream& s, const json& report, const std::vector<Series>&
   s << "set title " << quoted(title) << "\n" << plot << "\n";
 }
 
+// The --parallel panel: aggregate decode tokens/s against the sequence count, a
+// line per model x backend x threads (nothing when no result has --parallel figures).
+void parallel_panel(std::ostringstream& s, const json& report, int& block) {
+  std::string plot = "plot ";
+  int lines = 0;
+  for (const json& r : report["results"]) {
+    if (r["status"] != "ok" || !r.value("parallel", json()).is_array()) continue;
+    const std::string name = "$b" + std::to_string(block++);
+    s << name << " << EOD\n";
+    for (const json& e : r["parallel"]) {
+      if (e["status"] != "ok") continue;
+      s << e["sequences"].get<int64_t>() << " " << e["decode_tok_per_s"]["median"].get<double>()
+        << "\n";
+    }
+    s << "EOD\n";
+    const std::string title = r["model"]["name"].get<std::string>() + " " +
+                              r["backend"].get<std::string>() + " j" +
+                              std::to_string(r["threads"].get<int>());
+    plot +=
+        (lines++ ? ", " : "") + name + " using 1:2 with linespoints lw 2 title " + quoted(title);
+  }
+  if (lines == 0) return;
+  s << "set title 'Many sequences (--parallel): aggregate decode tokens/s'\n"
+    << "set xlabel 'sequences'\nunset xtics\nset xtics auto\nset logscale x 2\n"
+    << "set autoscale x\nset xrange [*:*]\n"
+    << plot << "\n";
+}
+
+bool has_parallel(const json& report) {
+  for (const json& r : report["results"])
+    if (r.value("parallel", json()).is_array()) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string plot_script(const json& report, const std::string& png_path) {
@@ -106,7 +140,7 @@ std::string plot_script(const json& report, const std::string& png_path) {
   std::ostringstream s;
   s << "set terminal pngcairo size 1400,600 font 'sans,10' noenhanced\n"
     << "set output " << quoted(png_path) << "\n"
-    << "set multiplot layout 1,2 title "
+    << "set multiplot layout 1," << (has_parallel(report) ? 3 : 2) << " title "
     << quoted(
            "llama-bench: median tokens/s (bars), "
            "roofline (black line), fraction reached "
@@ -124,6 +158,7 @@ std::string plot_script(const json& report, const std::string& png_path) {
         "Decode (" + tg + "): roofline = read bandwidth / bytes per token", block);
   panel(s, report, prefill, models,
         "Prefill (" + pp + "): roofline = sgemm FLOP/s / (2 x matmul parameters)", block);
+  parallel_panel(s, report, block);
   s << "unset multiplot\n";
   return s.str();
 }

@@ -93,6 +93,7 @@ json settings_json(const BenchOptions& o) {
           {"prompt_tokens", o.prompt_tokens},
           {"decode_tokens", o.decode_tokens},
           {"depth", o.depth},
+          {"parallel", o.parallel},
           {"repetitions", o.repetitions},
           {"warmup", o.warmup},
           {"numerics", o.numerics},
@@ -142,7 +143,8 @@ json result_json(const json& model, const ModelCost& cost, const std::string& ba
            {"sgemm_fraction", gflops / roof.sgemm_gflops}}},
          {"decode", decode_json(raw["decode_ms"], o.decode_tokens, 0, cost, roof)},
          {"roofline", roofline_json(roof)},
-         {"decode_at_depth", nullptr}};
+         {"decode_at_depth", nullptr},
+         {"parallel", nullptr}};
   if (depth > 0)
     r["decode_at_depth"] = decode_json(raw["depth_ms"], o.decode_tokens, depth, cost, roof);
   return r;
@@ -165,7 +167,8 @@ json failed_result_json(const json& model, const std::string& backend, int threa
           {"decode", nullptr},
           {"decode_at_depth", nullptr},
           {"roofline", nullptr},
-          {"roofline_samples", nullptr}};
+          {"roofline_samples", nullptr},
+          {"parallel", nullptr}};
 }
 
 std::string format_markdown(const json& report) {
@@ -219,6 +222,7 @@ std::string format_markdown(const json& report) {
     s << fixed(r["roofline"]["bandwidth_gbps"].get<double>(), 1) << " | "
       << fixed(r["roofline"]["sgemm_gflops"].get<double>(), 0) << " |\n";
   }
+  s << format_parallel_markdown(report);
   if (!report["notes"].empty()) {
     s << "\n";
     for (const json& n : report["notes"]) s << "Note: " << n.get<std::string>() << "\n";

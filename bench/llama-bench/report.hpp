@@ -28,6 +28,14 @@ nlohmann::json result_json(const nlohmann::json& model, const ModelCost& cost,
 nlohmann::json failed_result_json(const nlohmann::json& model, const std::string& backend,
                                   int threads, const std::string& error);
 
+// One --parallel count's figures (parallel_report.cpp) from its child's raw result,
+// against `single`, the same configuration's result (its single-sequence decode).
+nlohmann::json parallel_json(const nlohmann::json& model, const ModelCost& cost,
+                             const BenchOptions& o, const nlohmann::json& raw,
+                             const nlohmann::json& single);
+// The markdown table of every result's --parallel figures ("" when there are none).
+std::string format_parallel_markdown(const nlohmann::json& report);
+
 std::string format_markdown(const nlohmann::json& report);
 std::string format_csv(const nlohmann::json& report);
 
