@@ -206,6 +206,69 @@ TEST_CASE("llama-bench markdown, CSV and plot", "[bench]") {
   CHECK_THAT(again.out, Contains(",ok,," + load_ms.str() + ","));
 }
 
+TEST_CASE("llama-bench --parallel decodes several sequences per configuration", "[bench]") {
+  const std::string model = model_path("stories260K.bin");
+  const std::vector<std::string> base{"-c", model, "-b", "blas,graph", "-p", "8",          "-n",
+                                      "6",  "-r",  "2",  "-j",         "1",  "--parallel", "1,3"};
+  auto args = with_quick(base);
+  args.insert(args.end(), {"--format", "json"});
+  const auto r = run_bench(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["settings"]["parallel"] == std::vector<int64_t>{1, 3});
+  const llama::Checkpoint ck = llama::Checkpoint::open(model);
+  const auto cost = llama::bench::ModelCost::of(ck.model());
+  REQUIRE(j["results"].size() == 2);
+  for (const json& res : j["results"]) {
+    INFO(res.dump());
+    REQUIRE(res["parallel"].size() == 2);
+    const double single = res["decode"]["tok_per_s"]["median"].get<double>();
+    for (size_t i = 0; i < 2; ++i) {
+      const json& e = res["parallel"][i];
+      const int64_t n = i == 0 ? 1 : 3;
+      CHECK(e["sequences"] == n);
+      CHECK(e["status"] == "ok");
+      CHECK(e["backend_name"] == res["backend"]);
+      CHECK(e["context"] == 14);  // -p + -n: the caches the workload fills
+      check_summary(e["decode_tok_per_s"]);
+      check_summary(e["prefill_tok_per_s"]);
+      const double aggregate = e["decode_tok_per_s"]["median"].get<double>();
+      CHECK(e["per_sequence_tok_per_s"].get<double>() == Approx(aggregate / double(n)));
+      CHECK(e["x_single"].get<double>() == Approx(aggregate / single));
+      CHECK(e["logits_finite"] == true);
+      // Its own child: at least the weights, far below a GiB, against its budget.
+      CHECK(e["peak_rss_bytes"].get<int64_t>() > ck.weight_bytes());
+      CHECK(e["peak_rss_bytes"].get<int64_t>() < (int64_t{1} << 30));
+      CHECK(e["rss_budget_bytes"] ==
+            ck.weight_bytes() + n * 14 * cost.kv_bytes_per_position + (int64_t{64} << 20));
+      CHECK(e["rss_within_budget"] ==
+            (e["peak_rss_bytes"].get<int64_t>() <= e["rss_budget_bytes"].get<int64_t>()));
+      // blas claims no batch invariance for f32 weights (OpenBLAS), graph does.
+      CHECK(e["batch_invariant"] == (res["backend"] == "graph"));
+    }
+  }
+
+  auto md_args = with_quick(base);
+  const std::string png = temp_path("bench-parallel.png");
+  md_args.insert(md_args.end(), {"--plot", png});
+  const auto md = run_bench(md_args);
+  INFO(md.err);
+  REQUIRE(md.exit_code == 0);
+  CHECK_THAT(md.out, Contains("Many sequences (--parallel)") &&
+                         Contains("| stories260K | graph | 1 | 3 |") &&
+                         Contains("| decode tok/s aggregate | per sequence | x single |"));
+  CHECK_THAT(md.err, Contains("stories260K blas j1 x3: decode"));
+  const auto bytes = read_file(png);
+  REQUIRE(bytes.size() > 1000);
+  CHECK(std::memcmp(bytes.data(), "\x89PNG", 4) == 0);
+
+  const std::string b = "llama-bench";
+  check_one_line_error(run_bench({"-c", model, "--parallel", "0"}), b, 2, "--parallel");
+  check_one_line_error(run_bench({"-c", model, "--parallel", "2,x"}), b, 2, "--parallel");
+  check_one_line_error(run_bench({"-c", model, "--parallel", "5000"}), b, 2, "--parallel");
+}
+
 TEST_CASE("llama-bench skips decode at a depth past the context with a note", "[bench]") {
   const std::string model = model_path("rand-gqa.bin");  // seq_len 256
   const auto r = run_bench(with_quick({"-c", model, "-b", "reference", "-p", "4", "-n", "8", "-d",
