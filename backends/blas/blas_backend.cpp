@@ -98,6 +98,11 @@ void BlasBackend::prepare(const Model& model) {
   caches_.clear();
   for (int32_t i = 0; i < admission.sequences; ++i) caches_.emplace_back(c, kv_.dtype);
   lengths_ = SequenceLengths(admission.sequences, c.seq_len);
+  run_scratch_floats_ =
+      int64_t(kv_.dtype == KvDType::f16
+                  ? attend_f16_scratch_floats(c.head_size(), c.seq_len, kAttendF16Queries)
+                  : attend_scratch_floats(c.head_size(), c.seq_len));
+  run_scratch_ = UninitializedArray<float>(size_t(threads_) * size_t(run_scratch_floats_));
   sized(k_row_, c.kv_dim());
   sized(v_row_, c.kv_dim());
   sized(rope_cos_, rope_.pairs());

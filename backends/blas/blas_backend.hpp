@@ -141,7 +141,15 @@ class BlasBackend final : public InferenceBackend {
   BatchInputCache bin_;           // the batch's next input, quantized once
   int64_t batch_capacity_ = 0;    // tokens the batch state holds
   std::vector<int64_t> row_pos_;  // i64 [n]: a forward_runs row's position
-  std::vector<float> wanted_;     // f32 [logit rows, dim]: rows whose logits are wanted
+  // forward_runs' attention: one job per (run, block of queries), and scratch per
+  // arena thread (run_scratch_floats_ each: the most a block over seq_len needs).
+  struct AttentionJob {
+    int64_t run, row, pos, m, keys;  // queries [row, row + m) at positions pos..
+  };
+  std::vector<AttentionJob> jobs_;
+  int64_t run_scratch_floats_ = 0;
+  UninitializedArray<float> run_scratch_;  // f32 [threads, run_scratch_floats_]
+  std::vector<float> wanted_;              // f32 [logit rows, dim]: rows whose logits are wanted
 };
 
 }  // namespace llama::blas
