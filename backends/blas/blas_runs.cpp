@@ -1,0 +1,194 @@
+// BlasBackend::forward_runs: several sequences in one call. The tokens of every
+// run form one activation matrix, so each weight matrix streams from memory once
+// per call whatever the number of sequences; each run attends over its own
+// sequence's cache; only the rows whose logits are wanted reach the classifier.
+//
+// Batch invariance: a row's products never depend on the other rows. The core's
+// kernels (every dtype but f32) give each (row, vector) result from that vector
+// alone (kernels/dispatch/product_table.hpp), attend_queries gives each query
+// from its own scores alone, and rmsnorm, rope and the residual adds are per row;
+// forward_runs runs the batch kernels even for one row, so a sequence's bits do
+// not change with how many rows share a call or how its prompt was chunked.
+// OpenBLAS's sgemm is the exception: its sums change with the batch's shape, so
+// f32 weights are not claimed (batch_invariant()).
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+
+#include "blas_backend.hpp"
+#include "llama/error.hpp"
+#include "llama/kernels/dispatch/half_path.hpp"
+#include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/f16_cache_attention.hpp"
+#include "llama/kernels/steps/run_c.hpp"
+#include "llama/kernels/steps/runq_c.hpp"
+#include "openblas_runtime.hpp"
+
+namespace llama::blas {
+namespace {
+
+size_t sz(int64_t n) { return static_cast<size_t>(n); }
+
+bool wanted(const SequenceRun& r, size_t i) {
+  return r.logits == RunLogits::all || (r.logits == RunLogits::last && i + 1 == r.tokens.size());
+}
+
+}  // namespace
+
+bool BlasBackend::batch_matches_decode(const Matrix& w) const {
+  if (!w.core()) return false;
+  if (batch_runs_gemm_f32(w.tensor, kernel_, numerics_)) return false;
+  if (w.tensor.dtype == DType::bf16 &&
+      half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::amx_bf16x3) {
+    return false;
+  }
+  return true;
+}
+
+bool BlasBackend::batch_invariant() const {
+  if (!prepared_ || numerics_ != Numerics::exact) return false;
+  // amx-bf16x3's tile sums are not shown to be independent of the batch (no CPU
+  // here to show it on): not claimed.
+  const auto holds = [&](const Matrix& m) {
+    return m.core() &&
+           !(m.tensor.dtype == DType::bf16 &&
+             half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::amx_bf16x3);
+  };
+  if (!holds(classifier_)) return false;
+  for (const Layer& l : layers_) {
+    for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
+      if (!holds(*m)) return false;
+  }
+  return true;
+}
+
+void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> runs) {
+  const Config& c = config_;
+  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
+  const bool f16 = kv_.dtype == KvDType::f16;
+  const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
+  // One job per (run, block of its queries, head); the longest first.
+  jobs_.clear();
+  int64_t row = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto n = static_cast<int64_t>(runs[r].tokens.size());
+    for (int64_t i0 = 0; i0 < n; i0 += block) {
+      const int64_t m = std::min(block, n - i0), pos = runs[r].start_pos + i0;
+      jobs_.push_back({int64_t(r), row + i0, pos, m, pos + m});
+    }
+    row += n;
+  }
+  std::stable_sort(jobs_.begin(), jobs_.end(), [](const AttentionJob& a, const AttentionJob& b) {
+    return a.keys * a.m > b.keys * b.m;
+  });
+  const auto per_thread = sz(run_scratch_floats_);
+  const auto run_job = [&](int64_t k) {
+    const AttentionJob& j = jobs_[sz(k / c.n_heads)];
+    const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
+    const std::span<float> scratch = run_scratch_.span().subspan(sz(slot) * per_thread, per_thread);
+    const int64_t h = k % c.n_heads;
+    KvCache& cache = caches_[sz(runs[sz(j.run)].sequence)];
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
+    const size_t q_off = sz(j.row * q_dim + h * hs);
+    if (f16) {
+      attend_queries_f16(bq_.data() + q_off, q_dim, j.m, j.pos, hs,
+                         cache.keys_f16(layer, 0) + kv_off, cache.values_f16(layer, 0) + kv_off,
+                         kv_dim, scratch, bxb_.data() + q_off, q_dim);
+    } else {
+      steps_.attend_queries(bq_.data() + q_off, q_dim, j.m, j.pos, hs,
+                            cache.keys_f32(layer, 0) + kv_off, cache.values_f32(layer, 0) + kv_off,
+                            kv_dim, scratch, bxb_.data() + q_off, q_dim);
+    }
+  };
+  const auto total = static_cast<int64_t>(jobs_.size()) * c.n_heads;
+  if (threads_ == 1 || total < 2) {
+    for (int64_t k = 0; k < total; ++k) run_job(k);
+    return;
+  }
+  arena_->execute([&] { tbb::parallel_for(int64_t{0}, total, run_job); });
+}
+
+std::span<const float> BlasBackend::forward_runs(std::span<const SequenceRun> runs) {
+  if (!prepared_) throw Error("blas: forward_runs called before prepare");
+  const Config& c = config_;
+  lengths_.check(runs, c.vocab_size, name());
+  openblas_set_threads(1);  // threads are ours: see blas_products.cpp
+  int64_t n = 0;
+  for (const SequenceRun& r : runs) n += static_cast<int64_t>(r.tokens.size());
+  reserve_batch(n);
+  row_pos_.resize(sz(n));
+
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
+  auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
+    return std::span<float>(v.data() + i * width, sz(width));
+  };
+  {
+    int64_t i = 0;
+    for (const SequenceRun& r : runs) {
+      for (size_t t = 0; t < r.tokens.size(); ++t, ++i) {
+        row_pos_[sz(i)] = r.start_pos + int64_t(t);
+        embedding_row(embedding_, r.tokens[t], row(bx_, i, dim));
+      }
+    }
+  }
+
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const Layer& w = layers_[sz(l)];
+    for (int64_t i = 0; i < n; ++i)
+      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
+    bin_.set(bxb_, dim, n, dim);
+    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false);
+    product_batch(bk_.data(), kv_dim, w.wk, bin_, n, false);
+    product_batch(bv_.data(), kv_dim, w.wv, bin_, n, false);
+    for (int64_t i = 0; i < n; ++i) {
+      rope_.angles(row_pos_[sz(i)], rope_cos_, rope_sin_);
+      steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
+      steps_.rope_rotate(row(bk_, i, kv_dim), rope_, rope_cos_, rope_sin_);
+    }
+    // Each run's keys and values into its own sequence's cache.
+    int64_t first = 0;
+    for (const SequenceRun& r : runs) {
+      const auto m = static_cast<int64_t>(r.tokens.size());
+      caches_[sz(r.sequence)].store(l, r.start_pos, m, bk_.data() + first * kv_dim,
+                                    bv_.data() + first * kv_dim, kv_dim);
+      first += m;
+    }
+
+    runs_attention(l, runs);
+    bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ now holds the attention output, rows of q_dim
+    product_batch(bx_.data(), dim, w.wo, bin_, n, true);
+
+    for (int64_t i = 0; i < n; ++i)
+      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
+    bin_.set(bxb_, dim, n, dim);
+    product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
+    product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
+    swiglu(std::span(bh1_).first(sz(n * hidden)),
+           std::span<const float>(bh3_).first(sz(n * hidden)));
+    bin_.set(bh1_, hidden, n, hidden);
+    product_batch(bx_.data(), dim, w.w2, bin_, n, true);
+  }
+
+  // The wanted rows, normed, through the classifier as one batch.
+  const int64_t rows = logit_rows(runs);
+  wanted_.resize(sz(std::max<int64_t>(rows, 1) * dim));
+  {
+    int64_t i = 0, k = 0;
+    for (const SequenceRun& r : runs) {
+      for (size_t t = 0; t < r.tokens.size(); ++t, ++i) {
+        if (wanted(r, t))
+          steps_.rmsnorm(row(wanted_, k++, dim), row(bx_, i, dim), final_norm_, eps_);
+      }
+    }
+  }
+  run_logits_.resize(sz(rows * c.vocab_size));
+  if (rows > 0) {
+    bin_.set(wanted_, dim, rows, dim);
+    product_batch(run_logits_.data(), c.vocab_size, classifier_, bin_, rows, false);
+  }
+  lengths_.apply(runs);
+  return run_logits_;
+}
+
+}  // namespace llama::blas
