@@ -1,5 +1,5 @@
 // EigenBackend: prepare (the weights mapped for Eigen, the run state allocated), the
-// decode step (forward) and attention over the KV cache.
+// decode step (forward) and attention over a sequence's KV cache.
 #include "eigen_backend.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
@@ -75,7 +75,9 @@ void EigenBackend::prepare(const llama::Model& model) {
           : c.seq_len;
   zeros(scores_, c.n_heads * scores_per_head_);
   zeros(logits_, c.vocab_size);
-  cache_ = llama::KvCache(c, kv_.dtype);
+  caches_.clear();  // one KV cache per sequence (BackendOptions::sequences)
+  for (int32_t i = 0; i < admission.sequences; ++i) caches_.emplace_back(c, kv_.dtype);
+  lengths_ = llama::SequenceLengths(admission.sequences, c.seq_len);
   if (kv_.dtype == llama::KvDType::f16) zeros(kv_rows_, 2 * c.kv_dim());
   zeros(cos_, rope_.pairs());
   zeros(sin_, rope_.pairs());
@@ -83,31 +85,32 @@ void EigenBackend::prepare(const llama::Model& model) {
   prepared_ = true;
 }
 
+// key_row, value_row and store_rows: sequence 0's cache (forward, forward_batch).
 std::span<float> EigenBackend::key_row(int64_t layer, int64_t pos) {
   const int64_t kv_dim = config_.kv_dim();
-  if (cache_.dtype() == llama::KvDType::f16) {
+  if (kv_.dtype == llama::KvDType::f16) {
     return {kv_rows_.data() + (pos - rows_start_) * kv_dim, sz(kv_dim)};
   }
-  return {cache_.keys_f32(layer, pos), sz(kv_dim)};
+  return {caches_.front().keys_f32(layer, pos), sz(kv_dim)};
 }
 
 std::span<float> EigenBackend::value_row(int64_t layer, int64_t pos) {
   const int64_t kv_dim = config_.kv_dim();
-  if (cache_.dtype() == llama::KvDType::f16) {
+  if (kv_.dtype == llama::KvDType::f16) {
     return {kv_rows_.data() + sz(kv_rows_.size() / 2) + (pos - rows_start_) * kv_dim, sz(kv_dim)};
   }
-  return {cache_.values_f32(layer, pos), sz(kv_dim)};
+  return {caches_.front().values_f32(layer, pos), sz(kv_dim)};
 }
 
 void EigenBackend::store_rows(int64_t layer, int64_t start_pos, int64_t n) {
-  if (cache_.dtype() != llama::KvDType::f16) return;  // written in place
+  if (kv_.dtype != llama::KvDType::f16) return;  // written in place
   const int64_t kv_dim = config_.kv_dim();
-  cache_.store(layer, start_pos, n, key_row(layer, start_pos).data(),
-               value_row(layer, start_pos).data(), kv_dim);
+  caches_.front().store(layer, start_pos, n, key_row(layer, start_pos).data(),
+                        value_row(layer, start_pos).data(), kv_dim);
 }
 
-void EigenBackend::attention(int64_t layer, int64_t start_pos, int64_t n, const float* q,
-                             float* out) {
+void EigenBackend::attention(llama::KvCache& cache, int64_t layer, int64_t start_pos, int64_t n,
+                             const float* q, float* out) {
   const llama::Config& c = config_;
   const int64_t hs = c.head_size(), q_dim = c.q_dim(), kv_dim = c.kv_dim();
   // Position start_pos + i, query head h: the core's attention of one head (its dot
@@ -117,13 +120,13 @@ void EigenBackend::attention(int64_t layer, int64_t start_pos, int64_t n, const 
     const int64_t kv_off = (h / c.kv_mul()) * hs;
     const std::span<const float> qh{q + i * q_dim + h * hs, sz(hs)};
     const std::span<float> o{out + i * q_dim + h * hs, sz(hs)};
-    if (cache_.dtype() == llama::KvDType::f16) {
-      llama::attend_head_f16(qh, cache_.keys_f16(layer, 0) + kv_off,
-                             cache_.values_f16(layer, 0) + kv_off, kv_dim, start_pos + i + 1,
-                             scores, o);
+    if (cache.dtype() == llama::KvDType::f16) {
+      llama::attend_head_f16(qh, cache.keys_f16(layer, 0) + kv_off,
+                             cache.values_f16(layer, 0) + kv_off, kv_dim, start_pos + i + 1, scores,
+                             o);
       return;
     }
-    llama::attend_head(qh, cache_.keys_f32(layer, 0) + kv_off, cache_.values_f32(layer, 0) + kv_off,
+    llama::attend_head(qh, cache.keys_f32(layer, 0) + kv_off, cache.values_f32(layer, 0) + kv_off,
                        kv_dim, start_pos + i + 1, scores, o);
   };
   const bool parallel = threads_ > 1 && n * (start_pos + n) * hs * c.n_heads >= (1 << 15);
@@ -150,6 +153,8 @@ std::span<const float> EigenBackend::forward(int32_t token, int64_t pos) {
   if (!prepared_) throw Error("eigen: forward called before prepare");
   const llama::Config& c = config_;
   llama::check_token_position(c, token, pos);
+  const llama::SequenceRun ran{0, pos, std::span(&token, 1)};  // sequence 0
+  lengths_.apply(std::span(&ran, 1));
   const std::span<float> xb = std::span(xb_).first(sz(c.dim));       // normed input
   const std::span<float> att = std::span(xb_).first(sz(c.q_dim()));  // attention output
 
@@ -166,7 +171,7 @@ std::span<const float> EigenBackend::forward(int32_t token, int64_t pos) {
     llama::rope_rotate(q_, rope_, cos_, sin_);
     llama::rope_rotate(k, rope_, cos_, sin_);
     store_rows(l, pos, 1);
-    attention(l, pos, 1, q_.data(), att.data());
+    attention(caches_.front(), l, pos, 1, q_.data(), att.data());
     matvec(xb2_, w.wo, att);
     vec(x_) += vec(xb2_);
 
@@ -190,11 +195,15 @@ std::string EigenBackend::describe() const {
     << "  decode: matrix-vector products accumulated in double (a fused widen-multiply-add"
        " loop of Eigen arrays, 4 rows at a time); prompt (forward_batch): f32 matrix-matrix"
        " products\n"
+    << "  sequences: " << options_.sequences
+    << " (a KV cache each); forward_runs puts every run's tokens in one f32 matrix-matrix"
+       " product; not batch invariant (Eigen blocks a row's sums by the product's shape)\n"
     << "  weights: f32, read in place from the mapping (other dtypes refused)\n"
     << "  rmsnorm, rotary embedding, attention, swiglu: the core's kernels\n";
   if (prepared_) {
     s << "  model: " << config_.to_string() << "\n"
-      << "  " << llama::describe_kv_cache(kv_, cache_.bytes()) << "\n";
+      << "  " << llama::describe_kv_cache(kv_, caches_.front().bytes())
+      << (caches_.size() > 1 ? " per sequence" : "") << "\n";
   }
   return s.str();
 }

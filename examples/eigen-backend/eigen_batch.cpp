@@ -18,6 +18,15 @@ void grow(std::vector<float>& v, int64_t n) {
 
 }  // namespace
 
+void EigenBackend::reserve_batch(int64_t n) {
+  const llama::Config& c = config_;
+  grow(bx_, n * c.dim);
+  grow(bxb_, n * std::max(c.dim, c.q_dim()));
+  grow(bq_, n * c.q_dim());
+  grow(bh1_, n * c.hidden_dim);
+  grow(bh3_, n * c.hidden_dim);
+}
+
 std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> tokens,
                                                    int64_t start_pos, bool all_logits) {
   if (!prepared_) throw llama::Error("eigen: forward_batch called before prepare");
@@ -26,16 +35,13 @@ std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> toke
   const auto n = static_cast<int64_t>(tokens.size());
   for (int64_t i = 0; i < n; ++i) llama::check_token_position(c, tokens[sz(i)], start_pos + i);
   if (n == 1 && !all_logits) return forward(tokens[0], start_pos);
+  const llama::SequenceRun ran{0, start_pos, tokens};  // sequence 0
+  lengths_.apply(std::span(&ran, 1));
 
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
-  const int64_t width = std::max(dim, q_dim);
-  grow(bx_, n * dim);
-  grow(bxb_, n * width);
-  grow(bq_, n * q_dim);
-  if (cache_.dtype() == llama::KvDType::f16) grow(kv_rows_, 2 * n * c.kv_dim());
+  reserve_batch(n);
+  if (kv_.dtype == llama::KvDType::f16) grow(kv_rows_, 2 * n * c.kv_dim());
   rows_start_ = start_pos;
-  grow(bh1_, n * hidden);
-  grow(bh3_, n * hidden);
   auto row = [](std::vector<float>& v, int64_t i, int64_t w) {
     return std::span<float>(v.data() + i * w, sz(w));
   };
@@ -61,7 +67,7 @@ std::span<const float> EigenBackend::forward_batch(std::span<const int32_t> toke
       llama::rope_rotate(key_row(l, start_pos + i), rope_, cos_, sin_);
     }
     store_rows(l, start_pos, n);
-    attention(l, start_pos, n, bq_.data(), bxb_.data());  // bxb_: rows of q_dim
+    attention(caches_.front(), l, start_pos, n, bq_.data(), bxb_.data());  // bxb_: rows of q_dim
     matmul(bx_.data(), dim, bxb_.data(), w.wo, n, /*accumulate=*/true);
 
     for (int64_t i = 0; i < n; ++i) {
