@@ -69,6 +69,9 @@ TEST_CASE("llama-cli: a prompt longer than the context is refused, or cut and sa
   for (int i = 0; i < 400; ++i) words += "the dog ran. ";
   auto r = run_llama_cli(stories({"-p", words}));
   check_one_line_error(r, 1, "tokens, longer than the context of 256 positions");
+  // It names the flag and the checkpoint whose context it is.
+  CHECK_THAT(r.err, Contains("llama-cli: -p: the prompt is ") && Contains("stories") &&
+                        Contains("--truncate-prompt left|right keeps what fits)"));
   r = run_llama_cli(
       stories({"-p", words, "--truncate-prompt", "right", "-n", "4", "--format", "json"}));
   REQUIRE(r.exit_code == 0);

@@ -121,6 +121,27 @@ TEST_CASE("tokenizer.json: Prepend steps are bounded at load and per input byte"
   CHECK_THROWS_WITH(parse(doc), Equals("t.json: decoder has 65 steps, more than 64"));
 }
 
+TEST_CASE("tokenizer.json: the pipeline's components hold a bounded number of values",
+          "[tokenizer][hf][limits]") {
+  json doc = plain_doc();
+  // Issue 39's probe: a TemplateProcessing of a million special tokens took 20 s and 1 GB.
+  const json special = {{"SpecialToken", {{"id", "a"}, {"type_id", 0}}}};
+  json single = json::array();
+  for (int i = 0; i < 70000; ++i) single.push_back(special);
+  single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+  doc["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single", single},
+      {"pair", json::array()},
+      {"special_tokens", {{"a", {{"id", "a"}, {"ids", {0}}, {"tokens", {"a"}}}}}}};
+  CHECK_THROWS_WITH(parse(doc), StartsWith("t.json: post_processor.single") &&
+                                    Contains("hold more than 65536 values"));
+  // A few thousand, more than any real pipeline, still read.
+  single.erase(single.begin(), single.begin() + 66000);
+  doc["post_processor"]["single"] = single;
+  CHECK(parse(doc)->encode("b").size() == 4001);
+}
+
 TEST_CASE("tokenizer.json: a decoder that multiplies a piece is refused before it grows",
           "[tokenizer][hf][limits]") {
   json doc = plain_doc();

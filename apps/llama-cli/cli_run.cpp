@@ -106,10 +106,22 @@ int generate_text(const CliOptions& o, const OpenedCheckpoint& ck, const Model& 
   // Hugging Face models stop at their EOS ids, a GGUF at its EOS (and EOT) ids as llama.cpp does.
   ck.set_stopping(g);
   const bool text = o.format == OutputFormat::text;
-  const GenerationResult r =
-      generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
-        if (text) out << piece << std::flush;
-      });
+  const auto run = [&] {
+    return generate(backend, model.config, tok, sampler, g, [&](std::string_view piece) {
+      if (text) out << piece << std::flush;
+    });
+  };
+  GenerationResult r;
+  try {
+    r = run();
+  } catch (const Error& e) {
+    // The context is the checkpoint's (or --ctx-size): name both sides of the refusal.
+    const std::string what = e.what();
+    if (what.rfind("the prompt is ", 0) != 0) throw;
+    throw Error("-p: " + what + " (" + o.checkpoint +
+                (o.control.ctx_size > 0 ? ", --ctx-size" : "") +
+                "; --truncate-prompt left|right keeps what fits)");
+  }
   if (r.prompt_dropped > 0) {
     err << kProgram << ": the prompt is " << r.prompt_encoded
         << " tokens, longer than the context of " << model.config.seq_len << " positions: kept the "

@@ -103,7 +103,10 @@ class RenderContext {
     if (a.is(Value::Kind::string)) return &a.as_string() == &b.as_string();
     return false;
   }
-  static uint64_t list_bytes(size_t items) { return uint64_t{items} * sizeof(Value); }
+  // Saturates instead of wrapping: range(2**62) asks for more items than bytes exist.
+  static uint64_t list_bytes(size_t items) {
+    return items > UINT64_MAX / sizeof(Value) ? UINT64_MAX : uint64_t{items} * sizeof(Value);
+  }
 
   // Refuses `bytes` more of values; the message names what was being made
   // ("a list of" `count` "items").

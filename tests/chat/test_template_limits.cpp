@@ -139,6 +139,9 @@ TEST_CASE("template limits: renders that would take minutes or gigabytes stop at
         "line 1: " + memory + " (making a list of 16000000 items)");
   CHECK(error_of("{% set l = range(1000000) | list %}") ==
         "line 1: " + memory + " (making a list of 1000000 items)");
+  // More items than bytes exist: the size saturates instead of wrapping past the check.
+  CHECK(error_of("{{ range(4611686018427387904) | length }}") ==
+        "line 1: " + memory + " (making a list of 4611686018427387904 items)");
   std::string million = "{\"l\": [0";  // as a client's variables could hold it
   for (int i = 1; i < 1000000; ++i) million += ", 0";
   million += "]}";

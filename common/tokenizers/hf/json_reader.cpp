@@ -20,6 +20,11 @@ constexpr size_t kMaxDepth = 512;
 // regex (bpe/limits.hpp: 4096 bytes). Refused as it is read, so a file of 400
 // Prepend steps of 100 KB stops at the first rather than being read whole.
 constexpr size_t kMaxComponentString = 4096;
+// Values (strings, numbers, objects, arrays) in the four components together: real
+// pipelines hold tens to a few hundred (Llama 3's post_processor, the largest, about
+// 60). A TemplateProcessing of a million special tokens took 20 s and 1 GB to parse
+// and build; it stops here as it is read.
+constexpr size_t kMaxComponentValues = 65536;
 
 class Reader final : public nlohmann::json_sax<json> {
  public:
@@ -184,14 +189,22 @@ class Reader final : public nlohmann::json_sax<json> {
     slot = std::move(v);
     return &slot;
   }
+  // Counts a value inside the components against kMaxComponentValues.
+  void count_component_value() {
+    if (!in_component() || ++component_values_ <= kMaxComponentValues) return;
+    fail(where() + ": the normalizer, pre_tokenizer, post_processor and decoder hold more than " +
+         std::to_string(kMaxComponentValues) + " values");
+  }
   bool value(json&& v) {
     if (mode_ != Mode::dom)
       fail("model.merges entry " + std::to_string(merge_count_) + " is not text");
+    count_component_value();
     place(std::move(v));
     return true;
   }
   bool open(json&& container) {
     if (stack_.size() >= kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth));
+    count_component_value();
     const bool is_object = container.is_object();
     stack_.push_back(place(std::move(container)));
     keys_.push_back(is_object ? std::string() : std::string("[]"));
@@ -282,6 +295,7 @@ class Reader final : public nlohmann::json_sax<json> {
   std::unique_ptr<PieceIndex> index_;
   std::vector<std::string> pair_;
   size_t merge_count_ = 0;
+  size_t component_values_ = 0;  // values read inside the four components
   std::vector<std::pair<std::string, std::string>> pending_;
 };
 
