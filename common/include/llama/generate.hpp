@@ -2,7 +2,9 @@
 // own special tokens, so BOS first for llama2.c) is forced, then tokens are
 // sampled until `steps` positions or a sampled BOS; and the controls a user
 // steers with: EOS ids, stop strings, a token budget, the context length, what
-// to do with a prompt longer than it, and log-probabilities.
+// to do with a prompt longer than it, and log-probabilities. It runs as one
+// request of a BatchGenerator (llama/batch_generator.hpp) through forward_batch
+// and forward (StepCalls::forward), the calls and kernels it has always used.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "llama/backend.hpp"
+#include "llama/batch_generator.hpp"
 #include "llama/logprobs.hpp"
 #include "llama/prompt_fit.hpp"
 #include "llama/sampler.hpp"
@@ -46,16 +49,6 @@ struct GenerationOptions {
   int logprobs = -1;
 };
 
-enum class StopReason { steps, bos, eos, stop, max_tokens };
-const char* to_string(StopReason reason);
-
-// A generated token's log-probability (llama/logprobs.hpp) with its text.
-struct GeneratedLogprob {
-  TokenLogprob value;
-  std::string piece;                    // the token's text after the one before it
-  std::vector<std::string> top_pieces;  // the alternatives' texts, as value.top
-};
-
 struct GenerationResult {
   std::vector<int32_t> prompt_tokens;     // as encoded (BOS first where the tokenizer adds it)
   std::vector<int32_t> generated_tokens;  // sampled after the prompt, no final BOS
@@ -74,10 +67,6 @@ struct GenerationResult {
   double prompt_tok_per_s() const;
   double decode_tok_per_s() const;
 };
-
-// Called with each piece of text the tokenizer's stream() gives (llama2.c:
-// run.c's safe_printf filter; tokenizer.json: whole UTF-8 characters), prompt first.
-using PieceCallback = std::function<void(std::string_view piece)>;
 
 // `backend` must have been prepared with a model of `config`; generation
 // starts at position 0. Throws Error on bad options (max_tokens < 0, an empty
