@@ -100,7 +100,10 @@ struct Collected {
 
 uint64_t add_collected(BatchGenerator& g, GenerationRequest r, Collected& out) {
   auto streamed = std::make_shared<std::string>();
-  r.on_piece = [streamed](std::string_view p) { *streamed += p; };
+  r.on_piece = [streamed, own = std::move(r.on_piece)](std::string_view p) {
+    *streamed += p;
+    if (own) own(p);
+  };
   r.on_finish = [&out, streamed](const Completion& c) {
     out.done[c.id] = c;
     out.streamed[c.id] = *streamed;
@@ -433,4 +436,41 @@ TEST_CASE("batch generator: bad requests and options are refused with one line",
   nested.on_piece = [&h](std::string_view) { h.step(); };
   h.add(std::move(nested));
   CHECK_THROWS_WITH(h.run(), "BatchGenerator::step called from one of its own callbacks");
+}
+
+TEST_CASE("batch generator: callbacks may add and cancel requests", "[batch_generator]") {
+  const Opened m = open_for("graph");
+  auto backend = prepared("graph", m, 3);
+  BatchGenerator g(*backend, m.config(), *m.tok);
+  Collected out;
+  uint64_t c = 0, d = 0;
+  // a ends after 5 tokens and adds d from its on_finish: d takes a's sequence.
+  Case short_a = kCases[0];
+  short_a.max_tokens = 5;
+  GenerationRequest a = request_for(m, short_a);
+  a.on_finish = [&](const Completion& done) {
+    out.done[done.id] = done;
+    d = add_collected(g, request_for(m, kCases[3]), out);
+    CHECK(g.queued() == 0);
+  };
+  const uint64_t a_id = g.add(std::move(a));
+  // b cancels c (later in the same step's runs) on its third piece.
+  GenerationRequest b = request_for(m, kCases[1]);
+  int pieces = 0;
+  b.on_piece = [&](std::string_view) {
+    if (++pieces == 3) CHECK(g.cancel(c));
+  };
+  const uint64_t b_id = add_collected(g, std::move(b), out);
+  c = add_collected(g, request_for(m, kCases[2]), out);
+  g.run();
+  CHECK(out.done.at(a_id).tokens.size() == 5);
+  CHECK(out.done.at(b_id).tokens == solo("graph", m, kCases[1]).generated_tokens);
+  const Completion& cancelled = out.done.at(c);
+  CHECK(cancelled.stop_reason == StopReason::cancelled);
+  const Tokens c_alone = solo("graph", m, kCases[2]).generated_tokens;
+  REQUIRE(cancelled.tokens.size() <= c_alone.size());
+  CHECK(std::equal(cancelled.tokens.begin(), cancelled.tokens.end(), c_alone.begin()));
+  REQUIRE(d != 0);
+  CHECK(out.done.at(d).tokens == solo("graph", m, kCases[3]).generated_tokens);
+  CHECK(g.running() == 0);
 }
