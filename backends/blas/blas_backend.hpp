@@ -63,6 +63,9 @@ class BlasBackend final : public InferenceBackend {
   void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
   // The attention of every run of a forward_runs call over its own sequence's cache.
   void runs_attention(int64_t layer, std::span<const SequenceRun> runs);
+  // The rest of a layer for rows [0, n) once attention has written bxb_: wo and the
+  // residual, ffn_norm, w1/w3, SwiGLU, w2 and the residual (blas_batch.cpp).
+  void layer_tail(const Layer& w, int64_t n);
   // Grows the batch state to n tokens (nothing shrinks).
   void reserve_batch(int64_t n);
   // Whether matmat_rows gives matvec_rows' bits for `w` (the int8 and GGUF kernels;

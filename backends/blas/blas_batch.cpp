@@ -94,6 +94,25 @@ void BlasBackend::reserve_batch(int64_t n) {
   batch_capacity_ = n;
 }
 
+void BlasBackend::layer_tail(const Layer& w, int64_t n) {
+  const Config& c = config_;
+  const int64_t dim = c.dim, hidden = c.hidden_dim, q_dim = c.q_dim();
+  auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
+    return std::span<float>(v.data() + i * width, static_cast<size_t>(width));
+  };
+  bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ holds the attention output, rows of q_dim
+  product_batch(bx_.data(), dim, w.wo, bin_, n, true);
+  for (int64_t i = 0; i < n; ++i)
+    steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
+  bin_.set(bxb_, dim, n, dim);
+  product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
+  product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
+  swiglu(std::span(bh1_).first(static_cast<size_t>(n * hidden)),
+         std::span<const float>(bh3_).first(static_cast<size_t>(n * hidden)));
+  bin_.set(bh1_, hidden, n, hidden);
+  product_batch(bx_.data(), dim, w.w2, bin_, n, true);
+}
+
 std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> tokens,
                                                   int64_t start_pos, bool all_logits) {
   if (!prepared_) throw Error("blas: forward_batch called before prepare");
@@ -108,7 +127,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   lengths_.apply(std::span(&ran, 1));
 
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), q_dim = c.q_dim();
   reserve_batch(n);
   KvCache& cache_ = caches_.front();
 
@@ -143,18 +162,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     if (f16) cache_.store(l, start_pos, n, k, v, kv_dim);
 
     batch_attention(l, start_pos, n);
-    bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ now holds the attention output, rows of q_dim
-    product_batch(bx_.data(), dim, w.wo, bin_, n, true);
-
-    for (int64_t i = 0; i < n; ++i)
-      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
-    bin_.set(bxb_, dim, n, dim);
-    product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
-    product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
-    swiglu(std::span(bh1_).first(static_cast<size_t>(n * hidden)),
-           std::span<const float>(bh3_).first(static_cast<size_t>(n * hidden)));
-    bin_.set(bh1_, hidden, n, hidden);
-    product_batch(bx_.data(), dim, w.w2, bin_, n, true);
+    layer_tail(w, n);
   }
 
   // Only the positions whose logits are wanted go through the classifier.

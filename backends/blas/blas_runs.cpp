@@ -119,7 +119,7 @@ std::span<const float> BlasBackend::forward_runs(std::span<const SequenceRun> ru
   reserve_batch(n);
   row_pos_.resize(sz(n));
 
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, q_dim = c.q_dim();
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), q_dim = c.q_dim();
   auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
     return std::span<float>(v.data() + i * width, sz(width));
   };
@@ -156,18 +156,7 @@ std::span<const float> BlasBackend::forward_runs(std::span<const SequenceRun> ru
     }
 
     runs_attention(l, runs);
-    bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ now holds the attention output, rows of q_dim
-    product_batch(bx_.data(), dim, w.wo, bin_, n, true);
-
-    for (int64_t i = 0; i < n; ++i)
-      steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
-    bin_.set(bxb_, dim, n, dim);
-    product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
-    product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
-    swiglu(std::span(bh1_).first(sz(n * hidden)),
-           std::span<const float>(bh3_).first(sz(n * hidden)));
-    bin_.set(bh1_, hidden, n, hidden);
-    product_batch(bx_.data(), dim, w.w2, bin_, n, true);
+    layer_tail(w, n);
   }
 
   // The wanted rows, normed, through the classifier as one batch.

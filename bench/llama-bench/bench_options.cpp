@@ -32,19 +32,20 @@ std::vector<std::string> split_list(const std::vector<std::string>& values, cons
   return items;
 }
 
-int parse_threads(const std::string& text) {
+// One item of a list of counts (--threads, --parallel): an integer in [1, most].
+int64_t parse_count(const std::string& text, int64_t most, const char* flag) {
   size_t used = 0;
-  long value = 0;
+  long long value = 0;
   try {
-    value = std::stol(text, &used);
+    value = std::stoll(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size() || value < 1 || value > 1024) {
-    throw BenchUsageError("--threads: each count must be an integer in [1, 1024], got '" + text +
-                          "'");
+  if (used == 0 || used != text.size() || value < 1 || value > most) {
+    throw BenchUsageError(std::string(flag) + ": each count must be an integer in [1, " +
+                          std::to_string(most) + "], got '" + text + "'");
   }
-  return static_cast<int>(value);
+  return value;
 }
 
 void check_range(int64_t v, int64_t lo, int64_t hi, const char* flag) {
@@ -131,25 +132,13 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
   }
   if (!backends.empty()) o.backends = split_list(backends, "--backend");
   for (const std::string& t : split_list(threads, "--threads"))
-    o.threads.push_back(parse_threads(t));
+    o.threads.push_back(static_cast<int>(parse_count(t, 1024, "--threads")));
   if (o.threads.empty()) {
     const unsigned hw = std::thread::hardware_concurrency();
     o.threads.push_back(hw == 0 ? 1 : static_cast<int>(hw));
   }
-  for (const std::string& n : split_list(parallel, "--parallel")) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(n, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != n.size() || v < 1 || v > 4096) {
-      throw BenchUsageError("--parallel: each count must be an integer in [1, 4096], got '" + n +
-                            "'");
-    }
-    o.parallel.push_back(v);
-  }
+  for (const std::string& n : split_list(parallel, "--parallel"))
+    o.parallel.push_back(parse_count(n, 4096, "--parallel"));
   constexpr int64_t kMaxTokens = int64_t{1} << 24;
   check_range(o.prompt_tokens, 1, kMaxTokens, "--n-prompt");
   check_range(o.decode_tokens, 1, kMaxTokens, "--n-gen");
