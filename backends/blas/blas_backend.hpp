@@ -68,9 +68,6 @@ class BlasBackend final : public InferenceBackend {
   void layer_tail(const Layer& w, int64_t n);
   // Grows the batch state to n tokens (nothing shrinks).
   void reserve_batch(int64_t n);
-  // Whether matmat_rows gives matvec_rows' bits for `w` (the int8 and GGUF kernels;
-  // not the f32 GEMM on widened bf16/f16, nor amx-bf16x3).
-  bool batch_matches_decode(const Matrix& w) const;
   // Products (blas_products.cpp), rows split across the arena.
   // y[rows] = W x
   void product(std::span<float> y, const Matrix& w, InputCache& x);

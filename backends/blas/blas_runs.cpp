@@ -36,16 +36,6 @@ bool wanted(const SequenceRun& r, size_t i) {
 
 }  // namespace
 
-bool BlasBackend::batch_matches_decode(const Matrix& w) const {
-  if (!w.core()) return false;
-  if (batch_runs_gemm_f32(w.tensor, kernel_, numerics_)) return false;
-  if (w.tensor.dtype == DType::bf16 &&
-      half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::amx_bf16x3) {
-    return false;
-  }
-  return true;
-}
-
 bool BlasBackend::batch_invariant() const {
   if (!prepared_ || numerics_ != Numerics::exact) return false;
   // amx-bf16x3's tile sums are not shown to be independent of the batch (no CPU
