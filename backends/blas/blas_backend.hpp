@@ -145,6 +145,7 @@ class BlasBackend final : public InferenceBackend {
   // arena thread (run_scratch_floats_ each: the most a block over seq_len needs).
   struct AttentionJob {
     int64_t run, row, pos, m, keys;  // queries [row, row + m) at positions pos..
+    int64_t h0, h1;                  // heads [h0, h1)
   };
   std::vector<AttentionJob> jobs_;
   int64_t run_scratch_floats_ = 0;

@@ -5,12 +5,12 @@
 //
 // Batch invariance: a row's products never depend on the other rows. The core's
 // kernels (every dtype but f32) give each (row, vector) result from that vector
-// alone (kernels/dispatch/product_table.hpp), attend_queries gives each query
-// from its own scores alone, and rmsnorm, rope and the residual adds are per row;
-// forward_runs runs the batch kernels even for one row, so a sequence's bits do
-// not change with how many rows share a call or how its prompt was chunked.
-// OpenBLAS's sgemm is the exception: its sums change with the batch's shape, so
-// f32 weights are not claimed (batch_invariant()).
+// alone (kernels/dispatch/product_table.hpp), attend_queries and attend_token
+// give each query from its own scores alone, the same bits, and rmsnorm, rope and the residual adds
+// are per row; forward_runs runs the batch kernels even for one row, so a sequence's bits do not
+// change with how many rows share a call or how its prompt was chunked. OpenBLAS's sgemm is the
+// exception: its sums change with the batch's shape, so f32 weights are not claimed
+// (batch_invariant()).
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -20,6 +20,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/half_path.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/attend_token.hpp"
 #include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
@@ -55,30 +56,57 @@ bool BlasBackend::batch_invariant() const {
 
 void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> runs) {
   const Config& c = config_;
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
+  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim(), heads = c.n_heads;
   const bool f16 = kv_.dtype == KvDType::f16;
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
-  // One job per (run, block of its queries, head); the longest first.
+  // Jobs: a lone query (a decode token) takes a group of heads at once through
+  // attend_token, which walks its cache rows once for the group; a block of
+  // queries one head. Each query's bits are its own either way
+  // (steps/attend_token.hpp). The longest first.
+  int64_t singles = 0;
+  for (const SequenceRun& r : runs) singles += r.tokens.size() == 1 ? 1 : 0;
+  // Heads per lone query's job: the fewest jobs that still give every thread
+  // two, each job's scores (f32 [heads, positions]) within a thread's scratch.
+  const int64_t most = std::max<int64_t>(1, run_scratch_floats_ / c.seq_len);
+  const int64_t groups =
+      std::clamp<int64_t>(std::max((2 * threads_ + singles - 1) / std::max<int64_t>(singles, 1),
+                                   (heads + most - 1) / most),
+                          1, heads);
+  const int64_t group = (heads + groups - 1) / groups;
   jobs_.clear();
   int64_t row = 0;
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto n = static_cast<int64_t>(runs[r].tokens.size());
     for (int64_t i0 = 0; i0 < n; i0 += block) {
       const int64_t m = std::min(block, n - i0), pos = runs[r].start_pos + i0;
-      jobs_.push_back({int64_t(r), row + i0, pos, m, pos + m});
+      const int64_t step = m == 1 ? group : 1;
+      for (int64_t h = 0; h < heads; h += step)
+        jobs_.push_back({int64_t(r), row + i0, pos, m, pos + m, h, std::min(heads, h + step)});
     }
     row += n;
   }
   std::stable_sort(jobs_.begin(), jobs_.end(), [](const AttentionJob& a, const AttentionJob& b) {
-    return a.keys * a.m > b.keys * b.m;
+    return a.keys * a.m * (a.h1 - a.h0) > b.keys * b.m * (b.h1 - b.h0);
   });
   const auto per_thread = sz(run_scratch_floats_);
   const auto run_job = [&](int64_t k) {
-    const AttentionJob& j = jobs_[sz(k / c.n_heads)];
+    const AttentionJob& j = jobs_[sz(k)];
     const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
     const std::span<float> scratch = run_scratch_.span().subspan(sz(slot) * per_thread, per_thread);
-    const int64_t h = k % c.n_heads;
     KvCache& cache = caches_[sz(runs[sz(j.run)].sequence)];
+    if (j.m == 1) {
+      const TokenHeads t{bq_.data() + j.row * q_dim, j.h0, j.h1, c.kv_mul(), hs,
+                         bxb_.data() + j.row * q_dim};
+      if (f16) {
+        attend_token_f16(t, cache.keys_f16(layer, 0), cache.values_f16(layer, 0), kv_dim, j.keys,
+                         scratch);
+      } else {
+        steps_.attend_token(t, cache.keys_f32(layer, 0), cache.values_f32(layer, 0), kv_dim, j.keys,
+                            scratch);
+      }
+      return;
+    }
+    const int64_t h = j.h0;
     const int64_t kv_off = (h / c.kv_mul()) * hs;
     const size_t q_off = sz(j.row * q_dim + h * hs);
     if (f16) {
@@ -91,7 +119,7 @@ void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> run
                             kv_dim, scratch, bxb_.data() + q_off, q_dim);
     }
   };
-  const auto total = static_cast<int64_t>(jobs_.size()) * c.n_heads;
+  const auto total = static_cast<int64_t>(jobs_.size());
   if (threads_ == 1 || total < 2) {
     for (int64_t k = 0; k < total; ++k) run_job(k);
     return;

@@ -205,33 +205,59 @@ void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, b
     });
     return;
   }
-  // One task per (head, segment, block of queries), the block's queries sharing
-  // each key load (dispatch/step_table.hpp, steps/f16_cache_attention.hpp);
-  // scratch per arena thread. A head's blocks one after another, so its keys and
-  // values stay in L2 from block to block; whole heads per thread (the
-  // executor's static partition). Within a segment, later blocks attend more
-  // positions: they go first.
+  // Tasks, listed per segment (so a segment's cache rows are read together):
+  // a decode token (one row) is one task per group of heads, attend_token
+  // walking its rows once for the group; a longer segment one task per (head,
+  // block of queries), the block's queries sharing each key load
+  // (dispatch/step_table.hpp, steps/f16_cache_attention.hpp), a head's blocks
+  // one after another so its keys and values stay in L2, later blocks (more
+  // positions) first. Whole tasks per thread (the executor's static
+  // partition); scratch per arena thread. Every query's bits are its own
+  // (attend_token's are attend_queries's), so the grouping never shows.
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
-  int64_t blocks = 0;
-  for (const Segment& s : segments) blocks += (s.n + block - 1) / block;
-  const auto per_thread = sz(prompt_scratch_);
-  exec_.for_each(blocks * heads, parallel, [&](int64_t task) {
-    const int64_t h = task / blocks;
-    int64_t b = task % blocks;
-    const Segment* s = segments.data();
-    for (;; ++s) {
-      const int64_t in_segment = (s->n + block - 1) / block;
-      if (b < in_segment) {
-        b = in_segment - 1 - b;
-        break;
-      }
-      b -= in_segment;
+  int64_t tokens = 0;
+  for (const Segment& s : segments) tokens += s.n == 1 ? 1 : 0;
+  // Heads per decode task: the fewest tasks that still give every thread two,
+  // each task's scores (f32 [heads, positions]) within a thread's scratch.
+  const int64_t most = std::max<int64_t>(1, prompt_scratch_ / c.seq_len);
+  const int64_t groups = std::clamp<int64_t>(
+      std::max((2 * exec_.threads() + tokens - 1) / std::max<int64_t>(tokens, 1),
+               (heads + most - 1) / most),
+      1, heads);
+  const int64_t group = (heads + groups - 1) / groups;
+  attention_tasks_.clear();
+  for (const Segment& s : segments) {
+    if (s.n == 1) {
+      for (int64_t h = 0; h < heads; h += group)
+        attention_tasks_.push_back({&s, h, std::min(heads, h + group), 0});
+      continue;
     }
+    const int64_t blocks = (s.n + block - 1) / block;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t b = blocks - 1; b >= 0; --b) attention_tasks_.push_back({&s, h, h + 1, b});
+  }
+  const auto per_thread = sz(prompt_scratch_);
+  exec_.for_each(static_cast<int64_t>(attention_tasks_.size()), parallel, [&](int64_t i) {
+    const AttentionTask& task = attention_tasks_[sz(i)];
+    const Segment* s = task.segment;
     KvCache& cache = caches_[sz(s->sequence)];
-    const int64_t i0 = b * block, m = std::min(block, s->n - i0);
-    const int64_t kv_off = (h / c.kv_mul()) * hs;
     const int slot = std::max(0, tbb::this_task_arena::current_thread_index());
     const auto scratch = scores_.span().subspan(sz(slot) * per_thread, per_thread);
+    if (s->n == 1) {
+      const TokenHeads t{q + s->row * q_ld, task.h0, task.h1,
+                         c.kv_mul(),        hs,      out + s->row * out_ld};
+      if (f16) {
+        attend_token_f16(t, cache.keys_f16(layer, 0), cache.values_f16(layer, 0), kv_dim,
+                         s->pos + 1, scratch);
+      } else {
+        steps_.attend_token(t, cache.keys_f32(layer, 0), cache.values_f32(layer, 0), kv_dim,
+                            s->pos + 1, scratch);
+      }
+      return;
+    }
+    const int64_t h = task.h0;
+    const int64_t i0 = task.block * block, m = std::min(block, s->n - i0);
+    const int64_t kv_off = (h / c.kv_mul()) * hs;
     const float* qb = q + (s->row + i0) * q_ld + h * hs;
     float* ob = out + (s->row + i0) * out_ld + h * hs;
     if (f16) {

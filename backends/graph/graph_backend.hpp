@@ -104,6 +104,13 @@ class GraphBackend final : public InferenceBackend {
   std::vector<KvCache> caches_;
   SequenceLengths lengths_;        // positions each sequence holds
   std::vector<Segment> segments_;  // forward_runs: the current chunk's segments
+  // A batch's attention work: a decode token's heads [h0, h1), or one head's
+  // block of queries (h0 = head).
+  struct AttentionTask {
+    const Segment* segment = nullptr;
+    int64_t h0 = 0, h1 = 0, block = 0;
+  };
+  std::vector<AttentionTask> attention_tasks_;
   // f32 [n_heads, decode_scratch_] for decode, or per arena thread prompt_scratch_
   // (attend_scratch_floats or attend_f16_scratch_floats over seq_len): written before read
   int64_t decode_scratch_ = 0, prompt_scratch_ = 0;

@@ -11,10 +11,12 @@ StepArithmetic step_arithmetic(const ModelWeights& weights) {
 }
 
 const StepKernels& step_kernels(StepArithmetic arithmetic) {
-  static constexpr StepKernels kRunC{&llama::rmsnorm, &llama::rope_rotate, &llama::attend_head,
-                                     &llama::attend_queries, "run.c's (sums in double)"};
-  static constexpr StepKernels kRunQC{&q8::rmsnorm, &q8::rope_rotate, &q8::attend_head,
-                                      &q8::attend_queries, "runq.c's (f32 FMAs)"};
+  static constexpr StepKernels kRunC{&llama::rmsnorm,      &llama::rope_rotate,
+                                     &llama::attend_head,  &llama::attend_queries,
+                                     &llama::attend_token, "run.c's (sums in double)"};
+  static constexpr StepKernels kRunQC{&q8::rmsnorm,      &q8::rope_rotate,
+                                      &q8::attend_head,  &q8::attend_queries,
+                                      &q8::attend_token, "runq.c's (f32 FMAs)"};
   return arithmetic == StepArithmetic::runq_c ? kRunQC : kRunC;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "llama/kernels/steps/attend_token.hpp"
 #include "llama/kernels/steps/rope.hpp"
 #include "llama/weights.hpp"
 
@@ -32,11 +33,16 @@ struct StepKernels {
                       int64_t stride, int64_t n_pos, std::span<float> scores, std::span<float> out);
   // attend_head for n queries of one head (a prompt): query i at q + i * q_ld,
   // position first_pos + i, attending [0, first_pos + i + 1), output at out +
-  // i * out_ld; each query's result is attend_head's bit for bit. `scratch`
-  // needs attend_scratch_floats(head_size, first_pos + n) floats.
+  // i * out_ld; each query's result is attend_head's (runq.c's bit for bit;
+  // run.c's but for a rare last bit of a score's double sum). `scratch` needs
+  // attend_scratch_floats(head_size, first_pos + n) floats.
   void (*attend_queries)(const float* q, int64_t q_ld, int64_t n, int64_t first_pos,
                          int64_t head_size, const float* keys, const float* values, int64_t stride,
                          std::span<float> scratch, float* out, int64_t out_ld);
+  // Query heads of one token at once (steps/attend_token.hpp), each head's
+  // result attend_queries's bit for bit.
+  void (*attend_token)(const TokenHeads& t, const float* keys, const float* values, int64_t stride,
+                       int64_t n_pos, std::span<float> scratch);
   const char* name;  // "run.c's (sums in double)", "runq.c's (f32 FMAs)"
 };
 
