@@ -61,7 +61,11 @@ class BlasBackend final : public InferenceBackend {
 
   void attention(int64_t layer, int64_t pos);
   void batch_attention(int64_t layer, int64_t start_pos, int64_t n);
-  // The attention of every run of a forward_runs call over its own sequence's cache.
+  // forward_runs on at most kRunsChunk tokens: the wanted rows' logits to
+  // `logits` (f32 [logit_rows(runs), vocab]).
+  static constexpr int64_t kRunsChunk = 512;
+  void runs_chunk(std::span<const SequenceRun> runs, float* logits);
+  // The attention of every run of a chunk over its own sequence's cache.
   void runs_attention(int64_t layer, std::span<const SequenceRun> runs);
   // The rest of a layer for rows [0, n) once attention has written bxb_: wo and the
   // residual, ffn_norm, w1/w3, SwiGLU, w2 and the residual (blas_batch.cpp).
@@ -141,6 +145,7 @@ class BlasBackend final : public InferenceBackend {
   BatchInputCache bin_;           // the batch's next input, quantized once
   int64_t batch_capacity_ = 0;    // tokens the batch state holds
   std::vector<int64_t> row_pos_;  // i64 [n]: a forward_runs row's position
+  std::vector<SequenceRun> pieces_;  // forward_runs: the current chunk's runs
   // forward_runs' attention: one job per (run, block of queries), and scratch per
   // arena thread (run_scratch_floats_ each: the most a block over seq_len needs).
   struct AttentionJob {

@@ -132,6 +132,42 @@ std::span<const float> BlasBackend::forward_runs(std::span<const SequenceRun> ru
   const Config& c = config_;
   lengths_.check(runs, c.vocab_size, name());
   openblas_set_threads(1);  // threads are ours: see blas_products.cpp
+  const auto vocab = sz(c.vocab_size);
+  run_logits_.resize(sz(logit_rows(runs)) * vocab);
+  // Chunks of at most kRunsChunk tokens, a run split across chunks where it
+  // does not fit (its pieces keep its order; only its last piece's logits when
+  // it wants the last): the batch buffers stay the size of a chunk however
+  // many sequences share the call. Rows are independent, so the split never
+  // changes a bit.
+  size_t logit_row = 0;
+  int64_t rows = 0;
+  pieces_.clear();
+  const auto flush = [&] {
+    if (pieces_.empty()) return;
+    runs_chunk(pieces_, run_logits_.data() + logit_row * vocab);
+    logit_row += sz(logit_rows(pieces_));
+    pieces_.clear();
+    rows = 0;
+  };
+  for (const SequenceRun& r : runs) {
+    const auto total = static_cast<int64_t>(r.tokens.size());
+    for (int64_t off = 0; off < total;) {
+      const int64_t n = std::min(total - off, kRunsChunk - rows);
+      const RunLogits logits =
+          r.logits == RunLogits::last && off + n < total ? RunLogits::none : r.logits;
+      pieces_.push_back({r.sequence, r.start_pos + off, r.tokens.subspan(sz(off), sz(n)), logits});
+      off += n;
+      rows += n;
+      if (rows == kRunsChunk) flush();
+    }
+  }
+  flush();
+  lengths_.apply(runs);
+  return run_logits_;
+}
+
+void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
+  const Config& c = config_;
   int64_t n = 0;
   for (const SequenceRun& r : runs) n += static_cast<int64_t>(r.tokens.size());
   reserve_batch(n);
@@ -189,13 +225,10 @@ std::span<const float> BlasBackend::forward_runs(std::span<const SequenceRun> ru
       }
     }
   }
-  run_logits_.resize(sz(rows * c.vocab_size));
   if (rows > 0) {
     bin_.set(wanted_, dim, rows, dim);
-    product_batch(run_logits_.data(), c.vocab_size, classifier_, bin_, rows, false);
+    product_batch(logits, c.vocab_size, classifier_, bin_, rows, false);
   }
-  lengths_.apply(runs);
-  return run_logits_;
 }
 
 }  // namespace llama::blas
