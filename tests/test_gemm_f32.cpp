@@ -60,7 +60,7 @@ TEST_CASE("f32 GEMM against a plain loop", "[gemm]") {
 TEST_CASE("f32 GEMM does not depend on the row split or token count", "[gemm]") {
   // What keeps 1 and 2 threads (different row blocks) and batch sizes on the same bits.
   uint32_t seed = 10;
-  const int64_t rows = 100, cols = 600, tokens = 29;
+  const int64_t rows = 100, cols = 600, tokens = 29;  // cols: 37 x 16 + 8
   const auto w = test::random_floats(static_cast<size_t>(rows * cols), seed++, 1.0f);
   const auto x = test::random_floats(static_cast<size_t>(tokens * cols), seed++, 1.0f);
   std::vector<float> whole(static_cast<size_t>(tokens * rows), 0.f), parts = whole, single = whole;
@@ -76,6 +76,20 @@ TEST_CASE("f32 GEMM does not depend on the row split or token count", "[gemm]") 
   }
   CHECK(parts == whole);
   CHECK(single == whole);
+  // Slices of 2 to 5 tokens (a few sequences' decode: up to 4 take rows in the
+  // lanes on the avx512 level, tiles otherwise), on row ranges off 16 and 32.
+  for (int64_t n = 2; n <= 5; ++n) {
+    std::vector<float> few(whole.size(), 0.f);
+    for (int64_t t = 0; t < tokens; t += n) {
+      const int64_t m = std::min(n, tokens - t);
+      gemm_f32_rows(few.data() + t * rows, rows, w.data(), x.data() + t * cols, cols, cols, m, 0,
+                    37, nullptr, 0);
+      gemm_f32_rows(few.data() + t * rows, rows, w.data(), x.data() + t * cols, cols, cols, m, 37,
+                    rows, nullptr, 0);
+    }
+    INFO(n << " tokens a call");
+    CHECK(few == whole);
+  }
 }
 
 TEST_CASE("f32 GEMM: bf16/f16 weights give the f32 GEMM's bits on the upcast weights",

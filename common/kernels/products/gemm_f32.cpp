@@ -26,7 +26,9 @@
 // range, token count, threads, tile shapes) therefore never changes a bit.
 //
 // Kernels per SimdLevel, picked at run time: avx512 (intrinsics,
-// gemm_f32_avx512.cpp: tiles of 6 rows x 64 tokens, 24 accumulators), avx2
+// gemm_f32_avx512.cpp: tiles of 6 rows x 64 tokens, 24 accumulators; 1 to 4
+// tokens of f32 W with 16 rows in the lanes, as decode of a few sequences
+// reads W: whole cache lines of each row, not one broadcast weight a load), avx2
 // (intrinsics, gemm_f32_avx2.cpp: 6 rows x 16 tokens, 12 accumulators; FMA:
 // the same bits as avx512) and portable (plain loops, fused_madd's double
 // sums: the same bits but for rare double roundings, in tiles of 4 rows x 16
@@ -181,6 +183,10 @@ void gemm_f32_rows(SimdLevel level, float* y, int64_t ldy, GemmWeights type, con
                    const float* x, int64_t ldx, int64_t cols, int64_t tokens, int64_t r0,
                    int64_t r1, const float* residual, int64_t ldr) {
   const GemmKernels& kernels = kernels_for(level);
+  if (type == GemmWeights::f32 && tokens <= detail::gemm::kFewTokens && kernels.few != nullptr) {
+    kernels.few(y, ldy, static_cast<const float*>(w), x, ldx, cols, tokens, r0, r1, residual, ldr);
+    return;
+  }
   const int64_t slice = kSliceTokens * kernels.tile_vectors;  // tokens per tile
   // f32 [groups, cols, kGroupTokens]: X^T of up to two groups (128 tokens),
   // kept per thread so a prompt's products allocate once.

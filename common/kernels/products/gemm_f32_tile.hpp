@@ -68,13 +68,22 @@ using PackGroup = void (*)(float* xt, const float* x, int64_t ldx, int64_t cols,
 using WidenWeights = void (*)(GemmWeights type, float* to, const uint16_t* from, int64_t n);
 inline constexpr int kMaxRows = 6, kMaxVectors = kGroupTokens / kSliceTokens;
 
-// One level's kernels: tiles[r - 1][v - 1] takes r rows x v slices of 16 tokens.
+// f32 W only, 1 to kFewTokens tokens: Y rows [r0, r1) as the tiles compute
+// them (each (row, token) one FMA chain in column order), without packing X.
+using FewTokens = void (*)(float* y, int64_t ldy, const float* w, const float* x, int64_t ldx,
+                           int64_t cols, int64_t tokens, int64_t r0, int64_t r1,
+                           const float* residual, int64_t ldr);
+inline constexpr int64_t kFewTokens = 4;
+
+// One level's kernels: tiles[r - 1][v - 1] takes r rows x v slices of 16 tokens;
+// few (where not null) takes the calls of f32 W with at most kFewTokens tokens.
 struct GemmKernels {
   PackGroup pack;
   WidenWeights widen;
   int tile_rows;
   int tile_vectors;
   std::array<std::array<MicroTile, kMaxVectors>, kMaxRows> tiles;
+  FewTokens few = nullptr;
 };
 
 // The avx512 level's kernels (gemm_f32_avx512.cpp): tiles of up to 6 rows x
