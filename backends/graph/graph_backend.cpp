@@ -155,6 +155,15 @@ void GraphBackend::prepare(const Model& model) {
     exec_.for_each(parts, true, copy_part);
   };
   copies_ = WeightCopies(w, c, release, run_parts);
+  // Tied f32 embeddings: rows are read from the classifier's copy, so the
+  // file's pages, dropped after copying, are not faulted back in (with
+  // readahead, a prompt of scattered tokens brings back most of the table).
+  const MatrixCopy& cls = copies_.classifier();
+  if (w.classifier.data.data() == w.token_embedding.data.data() &&
+      w.token_embedding.dtype == DType::f32 && !cls.f32.empty()) {
+    embedding_ = Tensor::f32_view("token_embedding (the classifier's copy)",
+                                  w.token_embedding.shape, cls.f32);
+  }
   released_bytes_ = released;
   decode_ = build_plans(1);
   batch_ = build_plans(kBatchTokens);
