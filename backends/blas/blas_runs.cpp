@@ -65,14 +65,8 @@ void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> run
   // (steps/attend_token.hpp). The longest first.
   int64_t singles = 0;
   for (const SequenceRun& r : runs) singles += r.tokens.size() == 1 ? 1 : 0;
-  // Heads per lone query's job: the fewest jobs that still give every thread
-  // two, each job's scores (f32 [heads, positions]) within a thread's scratch.
-  const int64_t most = std::max<int64_t>(1, run_scratch_floats_ / c.seq_len);
-  const int64_t groups =
-      std::clamp<int64_t>(std::max((2 * threads_ + singles - 1) / std::max<int64_t>(singles, 1),
-                                   (heads + most - 1) / most),
-                          1, heads);
-  const int64_t group = (heads + groups - 1) / groups;
+  const int64_t group =
+      attend_token_group(heads, singles, threads_, run_scratch_floats_, c.seq_len);
   jobs_.clear();
   int64_t row = 0;
   for (size_t r = 0; r < runs.size(); ++r) {

@@ -15,6 +15,7 @@
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
+#include "llama/kernels/steps/attend_token.hpp"
 #include "llama/kernels/steps/f16_cache_attention.hpp"
 #include "llama/kernels/steps/rope.hpp"
 #include "llama/kernels/steps/run_c.hpp"
@@ -226,14 +227,8 @@ void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, b
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
   int64_t tokens = 0;
   for (const Segment& s : segments) tokens += s.n == 1 ? 1 : 0;
-  // Heads per decode task: the fewest tasks that still give every thread two,
-  // each task's scores (f32 [heads, positions]) within a thread's scratch.
-  const int64_t most = std::max<int64_t>(1, prompt_scratch_ / c.seq_len);
-  const int64_t groups = std::clamp<int64_t>(
-      std::max((2 * exec_.threads() + tokens - 1) / std::max<int64_t>(tokens, 1),
-               (heads + most - 1) / most),
-      1, heads);
-  const int64_t group = (heads + groups - 1) / groups;
+  const int64_t group =
+      attend_token_group(heads, tokens, exec_.threads(), prompt_scratch_, c.seq_len);
   attention_tasks_.clear();
   for (const Segment& s : segments) {
     if (s.n == 1) {

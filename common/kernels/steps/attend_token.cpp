@@ -109,6 +109,16 @@ size_t attend_token_scratch_floats(int64_t heads, int64_t n_pos) {
   return static_cast<size_t>(heads * n_pos);
 }
 
+int64_t attend_token_group(int64_t heads, int64_t tokens, int64_t threads, int64_t scratch_floats,
+                           int64_t max_pos) {
+  const int64_t most = std::max<int64_t>(1, scratch_floats / max_pos);  // heads a scratch holds
+  const int64_t groups =
+      std::clamp<int64_t>(std::max((2 * threads + tokens - 1) / std::max<int64_t>(tokens, 1),
+                                   (heads + most - 1) / most),
+                          1, heads);
+  return (heads + groups - 1) / groups;
+}
+
 // attend_head per head: what attend_queries gives a query (q8, and run.c's
 // heads that are not a multiple of kMixWidth, which its blocks leave to
 // attend_head).

@@ -27,6 +27,11 @@ struct TokenHeads {
   float* out;
 };
 size_t attend_token_scratch_floats(int64_t heads, int64_t n_pos);
+// Query heads per attend_token call for `tokens` lone tokens of a batch on
+// `threads` threads: the fewest calls that still give every thread two, each
+// call's scores within `scratch_floats` for up to `max_pos` positions.
+int64_t attend_token_group(int64_t heads, int64_t tokens, int64_t threads, int64_t scratch_floats,
+                           int64_t max_pos);
 
 // run.c's arithmetic: attend_queries's bits (steps/run_c.hpp: the scores' double
 // sums in head order, then attend_head's softmax and value sums).
