@@ -25,8 +25,8 @@ namespace {
 using Tokens = std::vector<int32_t>;
 
 // A model and its tokenizer, kept open for the test: stories1M as llama2.c f32
-// (graph, reference) or as llama.cpp's Q8_0 GGUF with its own tokenizer (blas:
-// OpenBLAS's sgemm makes f32 weights not batch-invariant there).
+// (graph, reference) or as llama.cpp's Q8_0 GGUF with its own tokenizer (blas, so
+// the generator also runs a quantized model and a GGUF vocabulary).
 struct Opened {
   std::unique_ptr<Checkpoint> llama2c;
   std::unique_ptr<gguf::GgufModel> gguf;

@@ -52,25 +52,13 @@ OpenedModel open(const std::string& file) {
   return m;
 }
 
-bool has_f32_matrix(const ModelWeights& w) {
-  if (w.classifier.dtype == DType::f32) return true;
-  for (const LayerWeights& l : w.layers) {
-    for (const Tensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3})
-      if (t->dtype == DType::f32) return true;
-  }
-  return false;
-}
-
-// What each backend claims under exact numerics: the reference always; graph unless
-// bf16 products would take amx-bf16x3 (not shown invariant); blas as graph, and not
-// with f32 matrices (OpenBLAS's sgemm).
+// What each backend claims under exact numerics: the reference always; graph and
+// blas unless bf16 products would take amx-bf16x3 (not shown invariant).
 bool expected_claim(const std::string& backend, const Model& m) {
   if (backend == "reference") return true;
-  const bool amx_x3 =
-      m.weights.dtypes().contains(DType::bf16) &&
-      half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::exact) == HalfPath::amx_bf16x3;
-  if (amx_x3) return false;
-  return backend == "graph" || !has_f32_matrix(m.weights);
+  return !(m.weights.dtypes().contains(DType::bf16) &&
+           half_batch_path(BlockKind::bf16, best_kernel_set(), Numerics::exact) ==
+               HalfPath::amx_bf16x3);
 }
 
 std::unique_ptr<InferenceBackend> make(const std::string& spec, KvCacheOption kv, int64_t context) {
@@ -236,8 +224,7 @@ TEST_CASE("reference: batch-invariant for every dtype and KV cache dtype", "[inv
   check_backend("reference");
 }
 
-TEST_CASE("blas: batch-invariant for every dtype but f32, and both KV cache dtypes",
-          "[invariance]") {
+TEST_CASE("blas: batch-invariant for every dtype and KV cache dtype", "[invariance]") {
   check_backend("blas");
 }
 

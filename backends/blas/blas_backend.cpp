@@ -219,7 +219,10 @@ std::string BlasBackend::describe() const {
     s << "  products: " << describe_products(classifier_.tensor, kernel_, numerics_)
       << " (the core's kernels, rows split over threads) in place of sgemv\n";
   } else {
-    s << "  products: f32 sgemv / sgemm, weights read in place from the mapping\n";
+    s << "  products: f32 sgemv / sgemm, weights read in place from the mapping"
+      << (numerics_ == Numerics::exact
+              ? "; forward_runs: the core's f32 GEMM (a row's sums whatever the batch)\n"
+              : "\n");
   }
   if (f32_.copied_bytes() > 0) {
     s << "  bf16/f16 norms widened to f32 at prepare: " << f32_.copied_bytes() << " bytes\n";

@@ -53,6 +53,10 @@ class BlasBackend final : public InferenceBackend {
     int64_t rows = 0, cols = 0;
     bool core() const { return f32.empty(); }
   };
+  // Which product a batch of f32 weights takes: OpenBLAS's sgemm (forward_batch),
+  // or under exact numerics the core's f32 GEMM, whose sums do not depend on the
+  // batch's shape (forward_runs: batch_invariant()).
+  enum class F32Gemm { sgemm, core };
   struct Layer {
     std::span<const float> attention_norm, ffn_norm;  // f32 [dim]
     Matrix wq, wk, wv, wo, w1, w2, w3;
@@ -69,7 +73,7 @@ class BlasBackend final : public InferenceBackend {
   void runs_attention(int64_t layer, std::span<const SequenceRun> runs);
   // The rest of a layer for rows [0, n) once attention has written bxb_: wo and the
   // residual, ffn_norm, w1/w3, SwiGLU, w2 and the residual (blas_batch.cpp).
-  void layer_tail(const Layer& w, int64_t n);
+  void layer_tail(const Layer& w, int64_t n, F32Gemm f32);
   // Grows the batch state to n tokens (nothing shrinks).
   void reserve_batch(int64_t n);
   // Products (blas_products.cpp), rows split across the arena.
@@ -82,11 +86,16 @@ class BlasBackend final : public InferenceBackend {
     const Matrix* w;
   };
   void products(std::initializer_list<Output> outs, InputCache& x);
-  // Y[n, rows] (row stride ldy) = X W^T, or += with `accumulate`.
+  // Y[n, rows] (row stride ldy) = X W^T, or += with `accumulate`; f32 weights
+  // through `f32`.
   void product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& x, int64_t n,
-                     bool accumulate);
-  // Runs body(first_row, end_row) over [0, rows) in blocks of whole 16-row groups.
-  void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body);
+                     bool accumulate, F32Gemm f32);
+  // Runs body(first_row, end_row) over [0, rows) in blocks of whole `unit`-row
+  // groups: kRowGroup, the rows the kernels sum alike whatever the split, or a
+  // multiple (the f32 GEMM's packed panels).
+  static constexpr int64_t kRowGroup = 16;
+  void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body,
+                  int64_t unit = kRowGroup);
 
   int threads_;
   Numerics numerics_;       // BackendOptions::numerics: fast lets bf16 batches round inputs

@@ -94,23 +94,23 @@ void BlasBackend::reserve_batch(int64_t n) {
   batch_capacity_ = n;
 }
 
-void BlasBackend::layer_tail(const Layer& w, int64_t n) {
+void BlasBackend::layer_tail(const Layer& w, int64_t n, F32Gemm f32) {
   const Config& c = config_;
   const int64_t dim = c.dim, hidden = c.hidden_dim, q_dim = c.q_dim();
   auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
     return std::span<float>(v.data() + i * width, static_cast<size_t>(width));
   };
   bin_.set(bxb_, q_dim, n, q_dim);  // bxb_ holds the attention output, rows of q_dim
-  product_batch(bx_.data(), dim, w.wo, bin_, n, true);
+  product_batch(bx_.data(), dim, w.wo, bin_, n, true, f32);
   for (int64_t i = 0; i < n; ++i)
     steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
   bin_.set(bxb_, dim, n, dim);
-  product_batch(bh1_.data(), hidden, w.w1, bin_, n, false);
-  product_batch(bh3_.data(), hidden, w.w3, bin_, n, false);
+  product_batch(bh1_.data(), hidden, w.w1, bin_, n, false, f32);
+  product_batch(bh3_.data(), hidden, w.w3, bin_, n, false, f32);
   swiglu(std::span(bh1_).first(static_cast<size_t>(n * hidden)),
          std::span<const float>(bh3_).first(static_cast<size_t>(n * hidden)));
   bin_.set(bh1_, hidden, n, hidden);
-  product_batch(bx_.data(), dim, w.w2, bin_, n, true);
+  product_batch(bx_.data(), dim, w.w2, bin_, n, true, f32);
 }
 
 std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> tokens,
@@ -150,9 +150,9 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     float* k = f16 ? bk_.data() : cache_.keys_f32(l, start_pos);
     float* v = f16 ? bv_.data() : cache_.values_f32(l, start_pos);
     bin_.set(bxb_, dim, n, dim);
-    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false);
-    product_batch(k, kv_dim, w.wk, bin_, n, false);
-    product_batch(v, kv_dim, w.wv, bin_, n, false);
+    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false, F32Gemm::sgemm);
+    product_batch(k, kv_dim, w.wk, bin_, n, false, F32Gemm::sgemm);
+    product_batch(v, kv_dim, w.wv, bin_, n, false, F32Gemm::sgemm);
     for (int64_t i = 0; i < n; ++i) {
       rope_.angles(start_pos + i, rope_cos_, rope_sin_);
       steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
@@ -162,7 +162,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     if (f16) cache_.store(l, start_pos, n, k, v, kv_dim);
 
     batch_attention(l, start_pos, n);
-    layer_tail(w, n);
+    layer_tail(w, n, F32Gemm::sgemm);
   }
 
   // Only the positions whose logits are wanted go through the classifier.
@@ -178,7 +178,7 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
   }
   batch_logits_.resize(static_cast<size_t>(rows * c.vocab_size));
   bin_.set(std::span<const float>(bx_).subspan(static_cast<size_t>(first * dim)), dim, rows, dim);
-  product_batch(batch_logits_.data(), c.vocab_size, classifier_, bin_, rows, false);
+  product_batch(batch_logits_.data(), c.vocab_size, classifier_, bin_, rows, false, F32Gemm::sgemm);
   return batch_logits_;
 }
 

@@ -17,27 +17,27 @@
 
 #include "blas_backend.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/products/gemm_f32.hpp"
 
 namespace llama::blas {
 namespace {
 
 // Below this many multiply-adds a product is not worth splitting.
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
-constexpr int64_t kRowGroup = 16;
 
 }  // namespace
 
 void BlasBackend::split_rows(int64_t rows, int64_t work,
-                             const std::function<void(int64_t, int64_t)>& body) {
-  if (threads_ == 1 || work < kMinParallelWork || rows < 2 * kRowGroup) {
+                             const std::function<void(int64_t, int64_t)>& body, int64_t unit) {
+  if (threads_ == 1 || work < kMinParallelWork || rows < 2 * unit) {
     body(0, rows);
     return;
   }
   // A few blocks per thread so a descheduled worker does not hold up the rest.
-  const int64_t blocks = std::min<int64_t>(int64_t{4} * threads_, rows / kRowGroup);
-  const int64_t groups = (rows + kRowGroup - 1) / kRowGroup;
+  const int64_t blocks = std::min<int64_t>(int64_t{4} * threads_, rows / unit);
+  const int64_t groups = (rows + unit - 1) / unit;
   const int64_t groups_per_block = (groups + blocks - 1) / blocks;
-  const int64_t block_rows = groups_per_block * kRowGroup;
+  const int64_t block_rows = groups_per_block * unit;
   const int64_t n_blocks = (rows + block_rows - 1) / block_rows;
   arena_->execute([&] {
     tbb::parallel_for(int64_t{0}, n_blocks, [&](int64_t b) {
@@ -99,22 +99,35 @@ void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
 }
 
 void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& in,
-                                int64_t n, bool accumulate) {
+                                int64_t n, bool accumulate, F32Gemm f32) {
   const int64_t rows = w.rows, cols = w.cols;
   ProductBatch x = in.get(w.input);
   x.numerics = numerics_;
   // fast bf16 (amx-bf16, onednn-bf16): the batch rounded once for every product reading it.
   if (batch_rounds_to_bf16(w.tensor, kernel_, numerics_)) x.bf16 = in.bf16();
-  if (w.core()) {
+  if (w.core() || f32 == F32Gemm::core) {
     // The sums land in bsum_ [n, rows] when they are to be added.
     float* out = accumulate ? bsum_.data() : y;
     const int64_t ld = accumulate ? rows : ldy;
-    const std::span<float> all(out, static_cast<size_t>((n - 1) * ld + rows));
-    // A few large blocks per thread (split_rows), not TBB's fine grain: the
-    // batch kernel rearranges all the tokens on every call, which would take
-    // much of the product's time at a few rows a call.
-    split_rows(rows, rows * cols * n,
-               [&](int64_t r0, int64_t r1) { matmat_rows(all, ld, w.tensor, x, r0, r1, kernel_); });
+    if (w.core()) {
+      const std::span<float> all(out, static_cast<size_t>((n - 1) * ld + rows));
+      // A few large blocks per thread (split_rows), not TBB's fine grain: the
+      // batch kernel rearranges all the tokens on every call, which would take
+      // much of the product's time at a few rows a call.
+      split_rows(rows, rows * cols * n, [&](int64_t r0, int64_t r1) {
+        matmat_rows(all, ld, w.tensor, x, r0, r1, kernel_);
+      });
+    } else {
+      // The core's GEMM: each (token, row) sum one FMA chain in column order
+      // whatever the batch's shape (kernels/products/gemm_f32.hpp), where
+      // sgemm's sums change with it.
+      split_rows(
+          rows, rows * cols * n,
+          [&](int64_t r0, int64_t r1) {
+            gemm_f32_rows(out, ld, w.f32.data(), x.f32.data(), x.ld, cols, n, r0, r1, nullptr, 0);
+          },
+          kGemmRowUnit);
+    }
     if (accumulate) {
       for (int64_t t = 0; t < n; ++t) {
         for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] += out[t * ld + r];

@@ -4,13 +4,14 @@
 // sequence's cache; only the rows whose logits are wanted reach the classifier.
 //
 // Batch invariance: a row's products never depend on the other rows. The core's
-// kernels (every dtype but f32) give each (row, vector) result from that vector
-// alone (kernels/dispatch/product_table.hpp), attend_queries and attend_token
-// give each query from its own scores alone, the same bits, and rmsnorm, rope and the residual adds
-// are per row; forward_runs runs the batch kernels even for one row, so a sequence's bits do not
-// change with how many rows share a call or how its prompt was chunked. OpenBLAS's sgemm is the
-// exception: its sums change with the batch's shape, so f32 weights are not claimed
-// (batch_invariant()).
+// kernels give each (row, vector) result from that vector alone
+// (kernels/dispatch/product_table.hpp), and so does the core's f32 GEMM, which
+// exact f32 weights take in place of OpenBLAS's sgemm (whose sums change with
+// the batch's shape); attend_queries and attend_token give each query from its
+// own scores alone, the same bits; rmsnorm, rope and the residual adds are per
+// row. forward_runs runs the batch kernels even for one row, so a sequence's
+// bits do not change with how many rows share a call or how its prompt was
+// chunked (batch_invariant()).
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -42,8 +43,7 @@ bool BlasBackend::batch_invariant() const {
   // amx-bf16x3's tile sums are not shown to be independent of the batch (no CPU
   // here to show it on): not claimed.
   const auto holds = [&](const Matrix& m) {
-    return m.core() &&
-           !(m.tensor.dtype == DType::bf16 &&
+    return !(m.tensor.dtype == DType::bf16 &&
              half_batch_path(BlockKind::bf16, kernel_, numerics_) == HalfPath::amx_bf16x3);
   };
   if (!holds(classifier_)) return false;
@@ -168,6 +168,7 @@ void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
   row_pos_.resize(sz(n));
 
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), q_dim = c.q_dim();
+  const F32Gemm f32 = numerics_ == Numerics::exact ? F32Gemm::core : F32Gemm::sgemm;
   auto row = [&](std::vector<float>& v, int64_t i, int64_t width) {
     return std::span<float>(v.data() + i * width, sz(width));
   };
@@ -186,9 +187,9 @@ void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
     for (int64_t i = 0; i < n; ++i)
       steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
     bin_.set(bxb_, dim, n, dim);
-    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false);
-    product_batch(bk_.data(), kv_dim, w.wk, bin_, n, false);
-    product_batch(bv_.data(), kv_dim, w.wv, bin_, n, false);
+    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false, f32);
+    product_batch(bk_.data(), kv_dim, w.wk, bin_, n, false, f32);
+    product_batch(bv_.data(), kv_dim, w.wv, bin_, n, false, f32);
     for (int64_t i = 0; i < n; ++i) {
       rope_.angles(row_pos_[sz(i)], rope_cos_, rope_sin_);
       steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
@@ -204,7 +205,7 @@ void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
     }
 
     runs_attention(l, runs);
-    layer_tail(w, n);
+    layer_tail(w, n, f32);
   }
 
   // The wanted rows, normed, through the classifier as one batch.
@@ -221,7 +222,7 @@ void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
   }
   if (rows > 0) {
     bin_.set(wanted_, dim, rows, dim);
-    product_batch(logits, c.vocab_size, classifier_, bin_, rows, false);
+    product_batch(logits, c.vocab_size, classifier_, bin_, rows, false, f32);
   }
 }
 
