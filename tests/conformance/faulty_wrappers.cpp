@@ -130,7 +130,7 @@ const WrapperRegistrar kNoisy16{"test-noisy-on-16-bit", "test only: noise on bf1
 // registry accepts it, and breaks forward_runs or the claim.
 enum class SequenceFault {
   shared_cache,      // every run on the inner backend's sequence 0: sequences share a cache
-  claims_invariant,  // says batch_invariant() whatever the inner backend does
+  claims_invariant,  // says batch_invariant(), and a row's last bit moves when others share it
   unchecked_runs,    // drops runs of unknown sequences and empty runs instead of refusing
 };
 
@@ -154,7 +154,12 @@ class SequenceFaultWrapper final : public InferenceBackend {
     return fault_ == SequenceFault::claims_invariant || inner_->batch_invariant();
   }
   std::span<const float> forward_runs(std::span<const SequenceRun> runs) override {
-    if (fault_ == SequenceFault::claims_invariant) return inner_->forward_runs(runs);
+    if (fault_ == SequenceFault::claims_invariant) {
+      const std::span<const float> rows = inner_->forward_runs(runs);
+      out_.assign(rows.begin(), rows.end());
+      if (runs.size() > 1 && !out_.empty()) out_[0] = std::nextafter(out_[0], INFINITY);
+      return out_;
+    }
     std::vector<SequenceRun> kept;
     for (const SequenceRun& r : runs) {
       if (r.tokens.empty() || r.sequence < 0 || r.sequence >= sequences()) continue;
