@@ -113,9 +113,10 @@ LLAMA_TARGET_AVX512 void micro_tile(const Tile& m) {
 // tokens. 16 rows' next 16 columns are loaded and transposed, so lane i of
 // column j holds W[row i][k + j]; each token's accumulator then takes column
 // after column, FMA by FMA: row i's chain in column order, the tiles' bits.
-// Two blocks of 16 rows a pass give two chains per token to cover the FMA
-// latency; every load reads a whole cache line of a row, where the tiles
-// broadcast one weight a load.
+// Every load reads a whole cache line of a row, where the tiles broadcast one
+// weight a load. One block of 16 rows a pass: two (32 row streams, two chains
+// per token against the FMA latency) ran slower at every token count, since
+// decode waits on memory, and the more streams the less the prefetchers follow.
 // Floats ahead of a row's loads its prefetch asks for (64 and 32 measured
 // alike, 128 slower, none slower still).
 constexpr int64_t kFewAhead = 64;
@@ -123,53 +124,41 @@ template <int T>
 LLAMA_TARGET_AVX512 void few_tokens(float* y, int64_t ldy, const float* w, const float* x,
                                     int64_t ldx, int64_t cols, int64_t r0, int64_t r1,
                                     const float* residual, int64_t ldr) {
-  constexpr int kBlocks = 2;
-  for (int64_t r = r0; r < r1; r += 16 * kBlocks) {
-    const int64_t rows = std::min<int64_t>(16 * kBlocks, r1 - r);
-    __m512 acc[kBlocks][T];
-    for (int b = 0; b < kBlocks; ++b) {
-      for (int t = 0; t < T; ++t) acc[b][t] = _mm512_setzero_ps();
-    }
+  for (int64_t r = r0; r < r1; r += 16) {
+    const int64_t rows = std::min<int64_t>(16, r1 - r);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t k = 0; k < cols; k += 16) {
       const int64_t kn = std::min<int64_t>(16, cols - k);
       const __mmask16 m = tail_mask(kn);
-      for (int b = 0; b < kBlocks; ++b) {
-        if (16 * b >= rows) break;
-        __m512 c[16];
+      __m512 c[16];
 #pragma GCC unroll 16
-        for (int i = 0; i < 16; ++i) {
-          const float* row = w + (r + 16 * b + i) * cols;
-          // Sixteen rows at once are more streams than the prefetchers follow.
-          if (16 * b + i < rows)
-            _mm_prefetch(reinterpret_cast<const char*>(row + k + kFewAhead), _MM_HINT_T0);
-          c[i] = 16 * b + i < rows ? _mm512_maskz_loadu_ps(m, row + k) : _mm512_setzero_ps();
-        }
-        ::llama::detail::avx512::transpose16(c);
-        if (kn == 16) {
+      for (int i = 0; i < 16; ++i) {
+        const float* row = w + (r + i) * cols;
+        if (i < rows) _mm_prefetch(reinterpret_cast<const char*>(row + k + kFewAhead), _MM_HINT_T0);
+        c[i] = i < rows ? _mm512_maskz_loadu_ps(m, row + k) : _mm512_setzero_ps();
+      }
+      ::llama::detail::avx512::transpose16(c);
+      if (kn == 16) {
 #pragma GCC unroll 16
-          for (int j = 0; j < 16; ++j) {
+        for (int j = 0; j < 16; ++j) {
 #pragma GCC unroll 4
-            for (int t = 0; t < T; ++t)
-              acc[b][t] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * ldx + k + j]), c[j], acc[b][t]);
-          }
-        } else {
-          for (int j = 0; j < kn; ++j) {
-            for (int t = 0; t < T; ++t)
-              acc[b][t] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * ldx + k + j]), c[j], acc[b][t]);
-          }
+          for (int t = 0; t < T; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * ldx + k + j]), c[j], acc[t]);
+        }
+      } else {
+        for (int j = 0; j < kn; ++j) {
+          for (int t = 0; t < T; ++t)
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * ldx + k + j]), c[j], acc[t]);
         }
       }
     }
-    for (int b = 0; b < kBlocks; ++b) {
-      if (16 * b >= rows) break;
-      const __mmask16 m = tail_mask(rows - 16 * b);
-      const int64_t i0 = r + 16 * b;
-      for (int t = 0; t < T; ++t) {
-        __m512 v = acc[b][t];
-        if (residual != nullptr)
-          v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, residual + t * ldr + i0), v);
-        _mm512_mask_storeu_ps(y + t * ldy + i0, m, v);
-      }
+    const __mmask16 m = tail_mask(rows);
+    for (int t = 0; t < T; ++t) {
+      __m512 v = acc[t];
+      if (residual != nullptr)
+        v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, residual + t * ldr + r), v);
+      _mm512_mask_storeu_ps(y + t * ldy + r, m, v);
     }
   }
 }
