@@ -40,9 +40,22 @@ TEST_CASE("the counting wrapper counts calls and positions", "[wrappers]") {
   auto plain = BackendRegistry::instance().create("reference");
   plain->prepare(ck.model());
   CHECK(generate_10(*plain, ck).generated_tokens == wrapped.generated_tokens);
-  CHECK(counting->report() ==
-        "counting:reference: prepare 1, forward_batch 1, forward 7, positions 10\n");
+  // The reference claims batch invariance, so generate() runs forward_runs: the
+  // prompt's 3 tokens in one call, then one call a generated token.
+  CHECK(
+      counting->report() ==
+      "counting:reference: prepare 1, forward_batch 0, forward 0, forward_runs 8, positions 10\n");
   CHECK(counting->describe() == plain->describe());
+
+  // Under fast numerics blas claims nothing: forward_batch for the prompt, forward after.
+  BackendOptions fast;
+  fast.numerics = Numerics::fast;
+  auto counting_fast = BackendRegistry::instance().create("counting:blas", fast);
+  counting_fast->prepare(ck.model());
+  REQUIRE_FALSE(counting_fast->batch_invariant());
+  generate_10(*counting_fast, ck);
+  CHECK(counting_fast->report() ==
+        "counting:blas: prepare 1, forward_batch 1, forward 7, positions 10\n");
 }
 
 TEST_CASE("the timing wrapper reports p50 and p99 per phase", "[wrappers]") {
@@ -54,8 +67,8 @@ TEST_CASE("the timing wrapper reports p50 and p99 per phase", "[wrappers]") {
   generate_10(*timing, ck);
   const std::string report = timing->report();
   CHECK_THAT(report, Contains("timing:blas: prepare: 1 calls, p50 ") &&
-                         Contains("timing:blas: forward_batch: 1 calls, p50 ") &&
-                         Contains("timing:blas: forward: 7 calls, p50 ") && Contains(" ms, p99 "));
+                         Contains("timing:blas: forward_runs: 8 calls, p50 ") &&
+                         Contains(" ms, p99 "));
   // p50 <= p99 in every line.
   std::istringstream lines(report);
   for (std::string line; std::getline(lines, line);) {
@@ -99,11 +112,13 @@ TEST_CASE("llama-cli runs the wrappers by name and prints their reports", "[wrap
   const auto j = nlohmann::json::parse(counting.out);  // the report keeps stdout clean
   CHECK(j["backend"] == "counting:blas");
   CHECK(j["generated_tokens"] == nlohmann::json::parse(plain.out)["generated_tokens"]);
-  CHECK(counting.err == "counting:blas: prepare 1, forward_batch 1, forward 7, positions 10\n");
+  CHECK(counting.err ==
+        "counting:blas: prepare 1, forward_batch 0, forward 0, forward_runs 8, positions 10\n");
 
   const auto timing = with({"-b", "timing:blas"});
   REQUIRE(timing.exit_code == 0);
-  CHECK_THAT(timing.err, Contains("achieved tok/s") && Contains("timing:blas: forward: 7 calls"));
+  CHECK_THAT(timing.err,
+             Contains("achieved tok/s") && Contains("timing:blas: forward_runs: 8 calls"));
 
   const auto listed = test::run_llama_cli({"--list-backends"});
   CHECK_THAT(listed.out, Contains("wrapper counting") && Contains("wrapper timing"));

@@ -1,7 +1,7 @@
 // generate(): run.c's generation as one request of a BatchGenerator. This file keeps
 // what is generate()'s own (encoding the prompt, fitting it to the context, run.c's
-// steps); the loop (the prompt through forward_batch, then one forward per token,
-// sampling, stop rules, pieces) is the generator's, with StepCalls::forward.
+// steps); the loop (the prompt, then one token a step, sampling, stop rules,
+// pieces) is the generator's.
 #include "llama/generate.hpp"
 
 #include <algorithm>
@@ -68,14 +68,17 @@ GenerationResult generate(InferenceBackend& backend, const Config& config,
       fit_prompt(result.prompt_tokens, context, reserve, options.truncation, bos);
   const auto n_prompt = static_cast<int64_t>(result.prompt_tokens.size());
 
-  // One sequence, the whole prompt in one forward_batch (the budget is the context,
-  // which the prompt fits), one forward per generated token.
-  BatchGenerator generator(backend, config, tokenizer,
-                           {.sequences = 1,
-                            .context = context,
-                            .token_budget = context,
-                            .max_queue = 0,
-                            .calls = StepCalls::forward});
+  // One sequence, the whole prompt in one call (the budget is the context, which
+  // the prompt fits), one call per generated token. On a backend that claims batch
+  // invariance the calls are forward_runs, so the tokens are those the same request
+  // gets beside any others (a server's); elsewhere forward_batch and forward.
+  BatchGenerator generator(
+      backend, config, tokenizer,
+      {.sequences = 1,
+       .context = context,
+       .token_budget = context,
+       .max_queue = 0,
+       .calls = backend.batch_invariant() ? StepCalls::forward_runs : StepCalls::forward});
   GenerationRequest request;
   request.prompt = result.prompt_tokens;
   request.sampler = &sampler;

@@ -6,7 +6,8 @@
 // ends at any time by cancel(). Each request samples with its own Sampler exactly
 // as generate() does for one, so on a batch-invariant backend its tokens never
 // depend on what else runs. generate() (and so llama-cli) runs through it with one
-// request. docs/architecture.md, "The batched generator".
+// request (through forward_runs where the backend claims batch invariance).
+// docs/architecture.md, "The batched generator".
 #pragma once
 
 #include <cstdint>
@@ -103,9 +104,9 @@ enum class StepCalls {
   // One forward_runs call for every request's tokens (the default).
   forward_runs,
   // One request at a time on sequence 0: forward_batch for the prompt, forward for
-  // each generated token, the calls generate() has always made, whose kernels
-  // run.c's parity streams are held to (forward_runs' logits may differ from
-  // forward's in the last bits: docs/backends.md). Needs sequences == 1.
+  // each generated token (forward_runs' logits may differ from forward's in the
+  // last bits: docs/backends.md). generate() takes it on a backend that does not
+  // claim batch invariance. Needs sequences == 1.
   forward,
 };
 

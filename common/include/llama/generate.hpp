@@ -3,8 +3,9 @@
 // sampled until `steps` positions or a sampled BOS; and the controls a user
 // steers with: EOS ids, stop strings, a token budget, the context length, what
 // to do with a prompt longer than it, and log-probabilities. It runs as one
-// request of a BatchGenerator (llama/batch_generator.hpp) through forward_batch
-// and forward (StepCalls::forward), the calls and kernels it has always used.
+// request of a BatchGenerator (llama/batch_generator.hpp): through forward_runs on
+// a backend whose batch_invariant() holds, so its tokens are those the request
+// gets beside any others; else through forward_batch and forward.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +60,9 @@ struct GenerationResult {
   std::vector<GeneratedLogprob> logprobs;  // one per generated token (options.logprobs >= 0)
   std::string text;      // every printed piece (the tokenizer's stream()), prompt included,
                          // the generated part cut before a matched stop string
-  double prompt_ms = 0;  // forward_batch over the prompt
+  double prompt_ms = 0;  // the call(s) over the prompt
   int64_t prompt_positions = 0;
-  double decode_ms = 0;  // forward calls after the prompt
+  double decode_ms = 0;  // the calls after the prompt
   int64_t decode_positions = 0;
 
   double prompt_tok_per_s() const;
