@@ -8,7 +8,6 @@
 
 #include <tbb/task_arena.h>
 
-#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -90,12 +89,20 @@ class BlasBackend final : public InferenceBackend {
   // through `f32`.
   void product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& x, int64_t n,
                      bool accumulate, F32Gemm f32);
-  // Runs body(first_row, end_row) over [0, rows) in blocks of whole `unit`-row
-  // groups: kRowGroup, the rows the kernels sum alike whatever the split, or a
-  // multiple (the f32 GEMM's packed panels).
+  // Several batch products of one input (wq/wk/wv, w1/w3) as one split across
+  // the arena. Y [n, w->rows] at row stride ldy; accumulate (Y +=) only where
+  // sgemm runs (its beta), product_batch adds the others' sums itself.
+  struct BatchOutput {
+    float* y;
+    int64_t ldy;
+    const Matrix* w;
+    bool accumulate = false;
+  };
+  void product_batches(std::initializer_list<BatchOutput> outs, BatchInputCache& x, int64_t n,
+                       F32Gemm f32);
+  // Blocks hold whole groups of kRowGroup rows, the rows the kernels sum alike
+  // whatever the split (f32 GEMM blocks: whole packed panels, kGemmRowUnit).
   static constexpr int64_t kRowGroup = 16;
-  void split_rows(int64_t rows, int64_t work, const std::function<void(int64_t, int64_t)>& body,
-                  int64_t unit = kRowGroup);
 
   int threads_;
   Numerics numerics_;       // BackendOptions::numerics: fast lets bf16 batches round inputs
@@ -142,6 +149,16 @@ class BlasBackend final : public InferenceBackend {
     int64_t r0, r1;
   };
   std::vector<RowBlock> blocks_;
+  // The row blocks of one product_batches() call: rows [r0, r1) of Y [n, w->rows].
+  struct BatchBlock {
+    float* y;
+    int64_t ldy;
+    bool accumulate;
+    const Matrix* w;
+    const ProductBatch* x;
+    int64_t r0, r1;
+  };
+  std::vector<BatchBlock> batch_blocks_;
 
   // Batch state, grown on demand by forward_batch (n = tokens in the batch).
   std::vector<float> bx_;         // f32 [n, dim] residual streams

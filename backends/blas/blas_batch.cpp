@@ -105,8 +105,7 @@ void BlasBackend::layer_tail(const Layer& w, int64_t n, F32Gemm f32) {
   for (int64_t i = 0; i < n; ++i)
     steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.ffn_norm, eps_);
   bin_.set(bxb_, dim, n, dim);
-  product_batch(bh1_.data(), hidden, w.w1, bin_, n, false, f32);
-  product_batch(bh3_.data(), hidden, w.w3, bin_, n, false, f32);
+  product_batches({{bh1_.data(), hidden, &w.w1}, {bh3_.data(), hidden, &w.w3}}, bin_, n, f32);
   swiglu(std::span(bh1_).first(static_cast<size_t>(n * hidden)),
          std::span<const float>(bh3_).first(static_cast<size_t>(n * hidden)));
   bin_.set(bh1_, hidden, n, hidden);
@@ -150,9 +149,8 @@ std::span<const float> BlasBackend::forward_batch(std::span<const int32_t> token
     float* k = f16 ? bk_.data() : cache_.keys_f32(l, start_pos);
     float* v = f16 ? bv_.data() : cache_.values_f32(l, start_pos);
     bin_.set(bxb_, dim, n, dim);
-    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false, F32Gemm::sgemm);
-    product_batch(k, kv_dim, w.wk, bin_, n, false, F32Gemm::sgemm);
-    product_batch(v, kv_dim, w.wv, bin_, n, false, F32Gemm::sgemm);
+    product_batches({{bq_.data(), q_dim, &w.wq}, {k, kv_dim, &w.wk}, {v, kv_dim, &w.wv}}, bin_, n,
+                    F32Gemm::sgemm);
     for (int64_t i = 0; i < n; ++i) {
       rope_.angles(start_pos + i, rope_cos_, rope_sin_);
       steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);

@@ -27,25 +27,6 @@ constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
 }  // namespace
 
-void BlasBackend::split_rows(int64_t rows, int64_t work,
-                             const std::function<void(int64_t, int64_t)>& body, int64_t unit) {
-  if (threads_ == 1 || work < kMinParallelWork || rows < 2 * unit) {
-    body(0, rows);
-    return;
-  }
-  // A few blocks per thread so a descheduled worker does not hold up the rest.
-  const int64_t blocks = std::min<int64_t>(int64_t{4} * threads_, rows / unit);
-  const int64_t groups = (rows + unit - 1) / unit;
-  const int64_t groups_per_block = (groups + blocks - 1) / blocks;
-  const int64_t block_rows = groups_per_block * unit;
-  const int64_t n_blocks = (rows + block_rows - 1) / block_rows;
-  arena_->execute([&] {
-    tbb::parallel_for(int64_t{0}, n_blocks, [&](int64_t b) {
-      body(b * block_rows, std::min(rows, (b + 1) * block_rows));
-    });
-  });
-}
-
 void BlasBackend::product(std::span<float> y, const Matrix& w, InputCache& in) {
   products({{y, &w}}, in);
 }
@@ -100,46 +81,84 @@ void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
 
 void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& in,
                                 int64_t n, bool accumulate, F32Gemm f32) {
-  const int64_t rows = w.rows, cols = w.cols;
-  ProductBatch x = in.get(w.input);
-  x.numerics = numerics_;
-  // fast bf16 (amx-bf16, onednn-bf16): the batch rounded once for every product reading it.
-  if (batch_rounds_to_bf16(w.tensor, kernel_, numerics_)) x.bf16 = in.bf16();
-  if (w.core() || f32 == F32Gemm::core) {
-    // The sums land in bsum_ [n, rows] when they are to be added.
-    float* out = accumulate ? bsum_.data() : y;
-    const int64_t ld = accumulate ? rows : ldy;
-    if (w.core()) {
-      const std::span<float> all(out, static_cast<size_t>((n - 1) * ld + rows));
-      // A few large blocks per thread (split_rows), not TBB's fine grain: the
-      // batch kernel rearranges all the tokens on every call, which would take
-      // much of the product's time at a few rows a call.
-      split_rows(rows, rows * cols * n, [&](int64_t r0, int64_t r1) {
-        matmat_rows(all, ld, w.tensor, x, r0, r1, kernel_);
-      });
-    } else {
-      // The core's GEMM: each (token, row) sum one FMA chain in column order
-      // whatever the batch's shape (kernels/products/gemm_f32.hpp), where
-      // sgemm's sums change with it.
-      split_rows(
-          rows, rows * cols * n,
-          [&](int64_t r0, int64_t r1) {
-            gemm_f32_rows(out, ld, w.f32.data(), x.f32.data(), x.ld, cols, n, r0, r1, nullptr, 0);
-          },
-          kGemmRowUnit);
-    }
-    if (accumulate) {
-      for (int64_t t = 0; t < n; ++t) {
-        for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] += out[t * ld + r];
-      }
-    }
+  if (!accumulate) {
+    product_batches({{y, ldy, &w}}, in, n, f32);
     return;
   }
-  split_rows(rows, n * rows * cols, [&](int64_t r0, int64_t r1) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(n),
-                static_cast<blasint>(r1 - r0), static_cast<blasint>(cols), 1.0f, x.f32.data(),
-                static_cast<blasint>(x.ld), w.f32.data() + r0 * cols, static_cast<blasint>(cols),
-                accumulate ? 1.0f : 0.0f, y + r0, static_cast<blasint>(ldy));
+  if (!w.core() && f32 == F32Gemm::sgemm) {
+    product_batches({{y, ldy, &w, true}}, in, n, f32);  // sgemm adds with beta = 1
+    return;
+  }
+  // The sums land in bsum_ [n, rows], then join y.
+  const int64_t rows = w.rows;
+  product_batches({{bsum_.data(), rows, &w}}, in, n, f32);
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] += bsum_[static_cast<size_t>(t * rows + r)];
+  }
+}
+
+void BlasBackend::product_batches(std::initializer_list<BatchOutput> outs, BatchInputCache& in,
+                                  int64_t n, F32Gemm f32) {
+  // Each matrix's input, quantized here, once per format, before the threads split.
+  std::array<ProductBatch, 3> inputs;
+  if (outs.size() > inputs.size()) throw Error("blas: more than 3 batch products of one input");
+  int64_t work = 0;
+  size_t i = 0;
+  for (const BatchOutput& o : outs) {
+    ProductBatch x = in.get(o.w->input);
+    x.numerics = numerics_;
+    // fast bf16 (amx-bf16, onednn-bf16): the batch rounded once for every product reading it.
+    if (batch_rounds_to_bf16(o.w->tensor, kernel_, numerics_)) x.bf16 = in.bf16();
+    inputs[i++] = x;
+    work += o.w->rows * o.w->cols * n;
+  }
+  const auto run = [&](const BatchBlock& b) {
+    const Matrix& w = *b.w;
+    const ProductBatch& x = *b.x;
+    const int64_t cols = w.cols;
+    if (w.core()) {
+      const std::span<float> all(b.y, static_cast<size_t>((n - 1) * b.ldy + w.rows));
+      matmat_rows(all, b.ldy, w.tensor, x, b.r0, b.r1, kernel_);
+    } else if (f32 == F32Gemm::core) {
+      // Each (token, row) sum one FMA chain in column order whatever the batch's
+      // shape (kernels/products/gemm_f32.hpp), where sgemm's sums change with it.
+      gemm_f32_rows(b.y, b.ldy, w.f32.data(), x.f32.data(), x.ld, cols, n, b.r0, b.r1, nullptr, 0);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(n),
+                  static_cast<blasint>(b.r1 - b.r0), static_cast<blasint>(cols), 1.0f, x.f32.data(),
+                  static_cast<blasint>(x.ld), w.f32.data() + b.r0 * cols,
+                  static_cast<blasint>(cols), b.accumulate ? 1.0f : 0.0f, b.y + b.r0,
+                  static_cast<blasint>(b.ldy));
+    }
+  };
+  // A few large blocks per thread over all the matrices together, not TBB's fine
+  // grain: the batch kernels rearrange all the tokens on every call, which would
+  // take much of the product's time at a few rows a call. One hand-off to the
+  // threads for wq/wk/wv and for w1/w3, which at one or two tokens a call is
+  // much of a product's time. Blocks hold whole 16-row groups (the f32 GEMM's
+  // whole packed panels), so each row is summed the same way whatever the split.
+  batch_blocks_.clear();
+  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
+  const int64_t per_block = std::max<int64_t>(1, work / (int64_t{4} * threads_));
+  i = 0;
+  for (const BatchOutput& o : outs) {
+    const int64_t unit = !o.w->core() && f32 == F32Gemm::core ? kGemmRowUnit : kRowGroup;
+    const int64_t rows = o.w->rows, groups = (rows + unit - 1) / unit;
+    const int64_t k =
+        parallel ? std::clamp<int64_t>(rows * o.w->cols * n / per_block, 1, groups) : 1;
+    for (int64_t b = 0; b < k; ++b) {
+      const int64_t r0 = std::min(rows, groups * b / k * unit);
+      const int64_t r1 = std::min(rows, groups * (b + 1) / k * unit);
+      if (r1 > r0) batch_blocks_.push_back({o.y, o.ldy, o.accumulate, o.w, &inputs[i], r0, r1});
+    }
+    ++i;
+  }
+  if (!parallel || batch_blocks_.size() < 2) {
+    for (const BatchBlock& b : batch_blocks_) run(b);
+    return;
+  }
+  arena_->execute([&] {
+    tbb::parallel_for(size_t{0}, batch_blocks_.size(), [&](size_t b) { run(batch_blocks_[b]); });
   });
 }
 

@@ -187,9 +187,9 @@ void BlasBackend::runs_chunk(std::span<const SequenceRun> runs, float* logits) {
     for (int64_t i = 0; i < n; ++i)
       steps_.rmsnorm(row(bxb_, i, dim), row(bx_, i, dim), w.attention_norm, eps_);
     bin_.set(bxb_, dim, n, dim);
-    product_batch(bq_.data(), q_dim, w.wq, bin_, n, false, f32);
-    product_batch(bk_.data(), kv_dim, w.wk, bin_, n, false, f32);
-    product_batch(bv_.data(), kv_dim, w.wv, bin_, n, false, f32);
+    product_batches(
+        {{bq_.data(), q_dim, &w.wq}, {bk_.data(), kv_dim, &w.wk}, {bv_.data(), kv_dim, &w.wv}},
+        bin_, n, f32);
     for (int64_t i = 0; i < n; ++i) {
       rope_.angles(row_pos_[sz(i)], rope_cos_, rope_sin_);
       steps_.rope_rotate(row(bq_, i, q_dim), rope_, rope_cos_, rope_sin_);
