@@ -19,7 +19,7 @@ self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]
 cd "${1:-$(dirname "$self")/..}"
 
 base_headers="config tensor weights numerics error checked_math mapped_file memory_budget model uninitialized_array version"
-runtime_headers="backend batch_generator chat_session f32_weights generate kv_cache logprobs perplexity prompt_fit registry replay_sequences sampler sequence_runs stop_strings"
+runtime_headers="backend batch_generator cache_attention chat_session f32_weights generate kv_cache logprobs perplexity prompt_fit registry replay_sequences sampler sequence_runs stop_strings"
 
 # The layer of a file (path from the repository root) or of an include ("llama/x.hpp",
 # "kernels/..."); empty when it is not part of the core.

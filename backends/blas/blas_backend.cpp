@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "llama/cache_attention.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
@@ -117,21 +118,14 @@ void BlasBackend::prepare(const Model& model) {
 void BlasBackend::attention(int64_t layer, int64_t pos) {
   const Config& c = config_;
   KvCache& cache_ = caches_.front();
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim();
+  const int64_t hs = c.head_size();
   auto head = [&](int64_t h) {
-    const int64_t kv_off = (h / c.kv_mul()) * hs;
     const auto q =
         std::span<const float>(q_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs));
     const auto scratch = std::span(att_).subspan(static_cast<size_t>(h * att_scratch_),
                                                  static_cast<size_t>(att_scratch_));
     const auto out = std::span(xb_).subspan(static_cast<size_t>(h * hs), static_cast<size_t>(hs));
-    if (cache_.dtype() == KvDType::f16) {
-      attend_head_f16(q, cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
-                      kv_dim, pos + 1, scratch, out);
-    } else {
-      steps_.attend_head(q, cache_.keys_f32(layer, 0) + kv_off,
-                         cache_.values_f32(layer, 0) + kv_off, kv_dim, pos + 1, scratch, out);
-    }
+    attend_head_cached(steps_, q, h, c.kv_mul(), cache_, layer, pos + 1, scratch, out);
   };
   // Threads pay off only once the cache is long enough.
   if (threads_ > 1 && (pos + 1) * hs * c.n_heads >= (1 << 15)) {

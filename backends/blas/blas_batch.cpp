@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "blas_backend.hpp"
+#include "llama/cache_attention.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
 #include "llama/kernels/products/bf16_batch.hpp"
@@ -31,7 +32,7 @@ void grow(std::vector<float>& v, int64_t n) {
 void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
   const Config& c = config_;
   KvCache& cache_ = caches_.front();
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim();
+  const int64_t hs = c.head_size(), q_dim = c.q_dim();
   const bool f16 = cache_.dtype() == KvDType::f16;
   const size_t scratch_floats = f16 ? attend_f16_scratch_floats(hs, start_pos + n, n)
                                     : attend_scratch_floats(hs, start_pos + n);
@@ -46,19 +47,10 @@ void BlasBackend::batch_attention(int64_t layer, int64_t start_pos, int64_t n) {
       // Later blocks attend more positions: they go first.
       const int64_t b = blocks - 1 - job / c.n_heads, h = job % c.n_heads;
       const int64_t i0 = b * block, m = std::min(block, n - i0);
-      const int64_t kv_off = (h / c.kv_mul()) * hs;
       // Queries and the attention output: rows of q_dim.
-      const size_t q_off = static_cast<size_t>(i0 * q_dim + h * hs);
-      if (f16) {
-        attend_queries_f16(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
-                           cache_.keys_f16(layer, 0) + kv_off, cache_.values_f16(layer, 0) + kv_off,
-                           kv_dim, scratch.local(), bxb_.data() + q_off, q_dim);
-      } else {
-        steps_.attend_queries(bq_.data() + q_off, q_dim, m, start_pos + i0, hs,
-                              cache_.keys_f32(layer, 0) + kv_off,
-                              cache_.values_f32(layer, 0) + kv_off, kv_dim, scratch.local(),
-                              bxb_.data() + q_off, q_dim);
-      }
+      const HeadQueries q{bq_.data() + i0 * q_dim,  q_dim, m, start_pos + i0, h, c.kv_mul(), hs,
+                          bxb_.data() + i0 * q_dim, q_dim};
+      attend_queries_cached(steps_, q, cache_, layer, scratch.local());
     });
   });
 }

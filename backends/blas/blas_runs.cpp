@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "blas_backend.hpp"
+#include "llama/cache_attention.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/half_path.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
@@ -56,7 +57,7 @@ bool BlasBackend::batch_invariant() const {
 
 void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> runs) {
   const Config& c = config_;
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), q_dim = c.q_dim(), heads = c.n_heads;
+  const int64_t hs = c.head_size(), q_dim = c.q_dim(), heads = c.n_heads;
   const bool f16 = kv_.dtype == KvDType::f16;
   const int64_t block = f16 ? kAttendF16Queries : q8::kAttendQueries;
   // Jobs: a lone query (a decode token) takes a group of heads at once through
@@ -91,27 +92,12 @@ void BlasBackend::runs_attention(int64_t layer, std::span<const SequenceRun> run
     if (j.m == 1) {
       const TokenHeads t{bq_.data() + j.row * q_dim, j.h0, j.h1, c.kv_mul(), hs,
                          bxb_.data() + j.row * q_dim};
-      if (f16) {
-        attend_token_f16(t, cache.keys_f16(layer, 0), cache.values_f16(layer, 0), kv_dim, j.keys,
-                         scratch);
-      } else {
-        steps_.attend_token(t, cache.keys_f32(layer, 0), cache.values_f32(layer, 0), kv_dim, j.keys,
-                            scratch);
-      }
+      attend_token_cached(steps_, t, cache, layer, j.keys, scratch);
       return;
     }
-    const int64_t h = j.h0;
-    const int64_t kv_off = (h / c.kv_mul()) * hs;
-    const size_t q_off = sz(j.row * q_dim + h * hs);
-    if (f16) {
-      attend_queries_f16(bq_.data() + q_off, q_dim, j.m, j.pos, hs,
-                         cache.keys_f16(layer, 0) + kv_off, cache.values_f16(layer, 0) + kv_off,
-                         kv_dim, scratch, bxb_.data() + q_off, q_dim);
-    } else {
-      steps_.attend_queries(bq_.data() + q_off, q_dim, j.m, j.pos, hs,
-                            cache.keys_f32(layer, 0) + kv_off, cache.values_f32(layer, 0) + kv_off,
-                            kv_dim, scratch, bxb_.data() + q_off, q_dim);
-    }
+    const HeadQueries b{bq_.data() + j.row * q_dim,  q_dim, j.m, j.pos, j.h0, c.kv_mul(), hs,
+                        bxb_.data() + j.row * q_dim, q_dim};
+    attend_queries_cached(steps_, b, cache, layer, scratch);
   };
   const auto total = static_cast<int64_t>(jobs_.size());
   if (threads_ == 1 || total < 2) {

@@ -12,6 +12,7 @@
 
 #include "compiler.hpp"
 #include "layer_graphs.hpp"
+#include "llama/cache_attention.hpp"
 #include "llama/checked_math.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/dequantize.hpp"
@@ -189,7 +190,7 @@ void GraphBackend::prepare(const Model& model) {
 void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, bool single,
                              const float* q, int64_t q_ld, float* out, int64_t out_ld) {
   const Config& c = config_;
-  const int64_t hs = c.head_size(), kv_dim = c.kv_dim(), heads = c.n_heads;
+  const int64_t hs = c.head_size(), heads = c.n_heads;
   const bool f16 = kv_.dtype == KvDType::f16;
   // Threads pay off once the cache is long enough.
   int64_t work = 0;
@@ -201,17 +202,9 @@ void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, b
     const float* qs = q + s.row * q_ld;
     float* os = out + s.row * out_ld;
     exec_.for_each(heads, parallel, [&](int64_t h) {
-      const int64_t kv_off = (h / c.kv_mul()) * hs;
       const auto scratch = scores_.span().subspan(sz(h * decode_scratch_), sz(decode_scratch_));
-      if (f16) {
-        attend_head_f16({qs + h * hs, sz(hs)}, cache.keys_f16(layer, 0) + kv_off,
-                        cache.values_f16(layer, 0) + kv_off, kv_dim, s.pos + 1, scratch,
-                        {os + h * hs, sz(hs)});
-      } else {
-        steps_.attend_head({qs + h * hs, sz(hs)}, cache.keys_f32(layer, 0) + kv_off,
-                           cache.values_f32(layer, 0) + kv_off, kv_dim, s.pos + 1, scratch,
-                           {os + h * hs, sz(hs)});
-      }
+      attend_head_cached(steps_, {qs + h * hs, sz(hs)}, h, c.kv_mul(), cache, layer, s.pos + 1,
+                         scratch, {os + h * hs, sz(hs)});
     });
     return;
   }
@@ -250,27 +243,20 @@ void GraphBackend::attention(int64_t layer, std::span<const Segment> segments, b
     if (s->n == 1) {
       const TokenHeads t{q + s->row * q_ld, task.h0, task.h1,
                          c.kv_mul(),        hs,      out + s->row * out_ld};
-      if (f16) {
-        attend_token_f16(t, cache.keys_f16(layer, 0), cache.values_f16(layer, 0), kv_dim,
-                         s->pos + 1, scratch);
-      } else {
-        steps_.attend_token(t, cache.keys_f32(layer, 0), cache.values_f32(layer, 0), kv_dim,
-                            s->pos + 1, scratch);
-      }
+      attend_token_cached(steps_, t, cache, layer, s->pos + 1, scratch);
       return;
     }
-    const int64_t h = task.h0;
-    const int64_t i0 = task.block * block, m = std::min(block, s->n - i0);
-    const int64_t kv_off = (h / c.kv_mul()) * hs;
-    const float* qb = q + (s->row + i0) * q_ld + h * hs;
-    float* ob = out + (s->row + i0) * out_ld + h * hs;
-    if (f16) {
-      attend_queries_f16(qb, q_ld, m, s->pos + i0, hs, cache.keys_f16(layer, 0) + kv_off,
-                         cache.values_f16(layer, 0) + kv_off, kv_dim, scratch, ob, out_ld);
-    } else {
-      steps_.attend_queries(qb, q_ld, m, s->pos + i0, hs, cache.keys_f32(layer, 0) + kv_off,
-                            cache.values_f32(layer, 0) + kv_off, kv_dim, scratch, ob, out_ld);
-    }
+    const int64_t i0 = task.block * block;
+    const HeadQueries b{q + (s->row + i0) * q_ld,
+                        q_ld,
+                        std::min(block, s->n - i0),
+                        s->pos + i0,
+                        task.h0,
+                        c.kv_mul(),
+                        hs,
+                        out + (s->row + i0) * out_ld,
+                        out_ld};
+    attend_queries_cached(steps_, b, cache, layer, scratch);
   });
 }
 
