@@ -65,44 +65,50 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
     seen.push_back(w.dtype);
     const InputFormat f = input_format(w);
     CHECK(f.quantized() == (w.dtype == DType::block_q8_0));
-    const int64_t rows = w.rows(), cols = w.cols(), n = 5;
+    const int64_t rows = w.rows(), cols = w.cols();
     std::vector<float> dense(static_cast<size_t>(rows * cols));
     dequantize(w, dense);
-    const std::vector<float> xs = inputs(n * cols, static_cast<uint32_t>(cols));
-    // The batch's inputs as products read them.
-    BatchInputCache batch_cache;
-    batch_cache.reserve(n, cols);
-    batch_cache.set(xs, cols, n, cols);
-    const ProductBatch batch = batch_cache.get(f);
-    for (KernelSet kernel : kernels()) {
-      INFO(to_string(kernel));
-      std::vector<float> all(static_cast<size_t>(n * rows));
-      matmat_rows(all, rows, w, batch, 0, rows, kernel);
-      InputCache cache;
-      cache.reserve(cols);
-      for (int64_t t = 0; t < n; ++t) {
-        const std::span<const float> x = std::span(xs).subspan(static_cast<size_t>(t * cols), cols);
-        cache.set(x);
-        const ProductInput in = cache.get(f);
-        std::vector<float> one(static_cast<size_t>(rows));
-        // Split in two row ranges: results do not depend on the range.
-        matvec_rows(std::span(one).first(7), w, in, 0, 7, kernel);
-        matvec_rows(std::span(one).subspan(7), w, in, 7, rows, kernel);
-        CHECK(std::equal(one.begin(), one.end(), all.begin() + t * rows));
-        // Against the dequantized weights in double: f32 rounding for f32 inputs;
-        // block_q8_0 also rounds x to its int8 blocks (half a step of max|x|/127).
-        double worst = 0, largest = 0;
-        for (int64_t r = 0; r < rows; ++r) {
-          double exact = 0, mass = 0;
-          for (int64_t k = 0; k < cols; ++k) {
-            exact += double(dense[size_t(r * cols + k)]) * double(x[size_t(k)]);
-            mass += std::fabs(double(dense[size_t(r * cols + k)]));
+    // Batches of each size a kernel splits differently (a few vectors, passes
+    // of 4 tokens and what is left).
+    for (const int64_t n : {2, 3, 5, 11}) {
+      INFO("batch of " << n);
+      const std::vector<float> xs = inputs(n * cols, static_cast<uint32_t>(cols + n));
+      // The batch's inputs as products read them.
+      BatchInputCache batch_cache;
+      batch_cache.reserve(n, cols);
+      batch_cache.set(xs, cols, n, cols);
+      const ProductBatch batch = batch_cache.get(f);
+      for (KernelSet kernel : kernels()) {
+        INFO(to_string(kernel));
+        std::vector<float> all(static_cast<size_t>(n * rows));
+        matmat_rows(all, rows, w, batch, 0, rows, kernel);
+        InputCache cache;
+        cache.reserve(cols);
+        for (int64_t t = 0; t < n; ++t) {
+          const std::span<const float> x =
+              std::span(xs).subspan(static_cast<size_t>(t * cols), cols);
+          cache.set(x);
+          const ProductInput in = cache.get(f);
+          std::vector<float> one(static_cast<size_t>(rows));
+          // Split in two row ranges: results do not depend on the range.
+          matvec_rows(std::span(one).first(7), w, in, 0, 7, kernel);
+          matvec_rows(std::span(one).subspan(7), w, in, 7, rows, kernel);
+          CHECK(std::equal(one.begin(), one.end(), all.begin() + t * rows));
+          // Against the dequantized weights in double: f32 rounding for f32 inputs;
+          // block_q8_0 also rounds x to its int8 blocks (half a step of max|x|/127).
+          double worst = 0, largest = 0;
+          for (int64_t r = 0; r < rows; ++r) {
+            double exact = 0, mass = 0;
+            for (int64_t k = 0; k < cols; ++k) {
+              exact += double(dense[size_t(r * cols + k)]) * double(x[size_t(k)]);
+              mass += std::fabs(double(dense[size_t(r * cols + k)]));
+            }
+            worst = std::max(worst, std::fabs(one[size_t(r)] - exact) / mass);
+            largest = std::max(largest, std::fabs(exact));
           }
-          worst = std::max(worst, std::fabs(one[size_t(r)] - exact) / mass);
-          largest = std::max(largest, std::fabs(exact));
+          CHECK(largest > 0);
+          CHECK(worst <= (f.quantized() ? 1.5 / 127 * 0.5 * 1.1 : 1e-5));
         }
-        CHECK(largest > 0);
-        CHECK(worst <= (f.quantized() ? 1.5 / 127 * 0.5 * 1.1 : 1e-5));
       }
     }
   }
