@@ -5,7 +5,11 @@
 // error statuses and shapes, a full queue, and a client that disconnects mid-stream.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -262,6 +266,25 @@ Streamed parse_stream(const std::string& body, bool chat) {
   return s;
 }
 
+// Sends `request` as it is on a new connection and returns all the server answers
+// until it closes the connection.
+std::string raw_exchange(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
 struct Case {
   std::string prompt;
   float temperature;
@@ -516,6 +539,17 @@ TEST_CASE("llama-server: errors in OpenAI's shape") {
   check_error(post("/v1/nothing", "{}", 404), "not_found_error", "no route POST /v1/nothing");
   check_error(post("/v1/completions", std::string(5000, ' '), 413), "request_too_large",
               "--max-body (4096 bytes)");
+  {
+    // A chunked body is refused before any of it is read (cpp-httplib bounds only
+    // bodies that come with a Content-Length): only the headers are sent.
+    const std::string reply =
+        raw_exchange(s.port,
+                     "POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\n"
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    CHECK(reply.rfind("HTTP/1.1 411", 0) == 0);
+    check_error(json::parse(reply.substr(reply.find("\r\n\r\n") + 4)), "invalid_request_error",
+                "Content-Length");
+  }
   res = c.Get("/nowhere", auth);
   REQUIRE(res);
   CHECK(res->status == 404);

@@ -56,9 +56,17 @@ void detokenize(const ServerContext& ctx, const Request& req, Response& res) {
   send_json(res, 200, {{"content", m.tokenizer->decode(ids)}});
 }
 
-// The API key check, before routing: /health and /v1/models stay public.
-httplib::Server::HandlerResponse check_key(const ServerContext& ctx, const Request& req,
-                                           Response& res) {
+// Before routing, so before any body is read: cpp-httplib 0.11.4 bounds a body by
+// --max-body only when it comes with a Content-Length, so a chunked one is refused
+// (every OpenAI client sends a length); then the API key, /health and /v1/models
+// being public.
+httplib::Server::HandlerResponse check_request(const ServerContext& ctx, const Request& req,
+                                               Response& res) {
+  if (req.has_header("Transfer-Encoding")) {
+    res.set_header("Connection", "close");  // the unread body must not be taken for a request
+    send_error(res, ApiError(411, "a request body must come with a Content-Length, not chunked"));
+    return httplib::Server::HandlerResponse::Handled;
+  }
   const std::vector<std::string>& keys = ctx.options.api_keys;
   if (keys.empty() || is_public_path(req.path) ||
       authorized(req.get_header_value("Authorization"), keys)) {
@@ -86,7 +94,7 @@ void fill_error(const ServerContext& ctx, const Request& req, Response& res) {
 
 void add_routes(httplib::Server& http, ServerContext& ctx) {
   http.set_pre_routing_handler(
-      [&ctx](const Request& req, Response& res) { return check_key(ctx, req, res); });
+      [&ctx](const Request& req, Response& res) { return check_request(ctx, req, res); });
   http.set_error_handler([&ctx](const Request& req, Response& res) { fill_error(ctx, req, res); });
   http.set_logger([&ctx](const Request& req, const Response& res) {
     ctx.log(req.remote_addr + " " + cli::one_line(req.method + " " + req.path) + " " +
