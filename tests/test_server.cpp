@@ -13,9 +13,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "llama/batch_generator.hpp"
@@ -391,11 +393,12 @@ TEST_CASE("llama-server: completions equal BatchGenerator alone, streamed or not
   CHECK(plain.usage.is_null());
 }
 
-TEST_CASE("llama-server: concurrent streams each give their solo text") {
+TEST_CASE("llama-server: concurrent streams each give their solo text; /metrics counts them") {
   TestServer s(options(2, 8));
-  std::vector<std::string> want, got(kCases.size());
+  std::vector<Completion> want;
+  std::vector<std::string> got(kCases.size());
   for (const Case& c : kCases)
-    want.push_back(solo(encode(c.prompt), c.temperature, c.top_p, c.seed, c.max_tokens).text);
+    want.push_back(solo(encode(c.prompt), c.temperature, c.top_p, c.seed, c.max_tokens));
   std::vector<std::thread> clients;
   for (size_t i = 0; i < kCases.size(); ++i) {
     clients.emplace_back([&, i] {
@@ -409,8 +412,36 @@ TEST_CASE("llama-server: concurrent streams each give their solo text") {
   for (size_t i = 0; i < kCases.size(); ++i) {
     INFO(kCases[i].prompt);
     REQUIRE_FALSE(got[i].empty());
-    CHECK(parse_stream(got[i], false).text == want[i]);
+    CHECK(parse_stream(got[i], false).text == want[i].text);
   }
+
+  // /metrics: Prometheus text, a "name value" line per metric after its HELP and TYPE.
+  httplib::Client c = s.client();
+  const auto res = c.Get("/metrics");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  std::map<std::string, double> metrics;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# HELP llama_backends_", 0) == 0 ||
+        line.rfind("# TYPE llama_backends_", 0) == 0)
+      continue;
+    INFO(line);
+    REQUIRE(line.rfind("llama_backends_", 0) == 0);
+    const size_t space = line.find(' ');
+    REQUIRE(space != std::string::npos);
+    metrics[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  size_t prompt = 0, generated = 0;
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    prompt += encode(kCases[i].prompt).size();
+    generated += want[i].tokens.size();
+  }
+  CHECK(metrics.at("llama_backends_requests_finished_total") == kCases.size());
+  CHECK(metrics.at("llama_backends_prompt_tokens_total") == prompt);
+  CHECK(metrics.at("llama_backends_tokens_predicted_total") == generated);
+  CHECK(metrics.at("llama_backends_requests_processing") == 0);
+  CHECK(metrics.at("llama_backends_sequences") == 2);
 }
 
 TEST_CASE("llama-server: stop strings across tokens, max_tokens, chat") {

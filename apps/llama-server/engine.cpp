@@ -87,6 +87,8 @@ void Engine::apply(Command& command) {
       stats_.prompt_tokens += done.usage.prompt_tokens;
       stats_.cached_prompt_tokens += done.usage.cached_prompt_tokens;
       stats_.generated_tokens += done.usage.completion_tokens;
+      stats_.prompt_seconds += done.timings.prompt_ms / 1000.0;
+      stats_.decode_seconds += done.timings.decode_ms / 1000.0;
     }
     channel->post_finish(done);
   };

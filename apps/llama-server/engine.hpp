@@ -37,6 +37,8 @@ struct EngineStats {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
   int64_t generated_tokens = 0;
+  double prompt_seconds = 0;  // backend time running prompts (GenerationTimings)
+  double decode_seconds = 0;  // from each prompt's logits to its request's end
 };
 
 class Engine {

@@ -6,6 +6,7 @@
 #include "error_report.hpp"
 #include "http_reply.hpp"
 #include "json_fields.hpp"
+#include "metrics.hpp"
 #include "tokenize_request.hpp"
 
 namespace llama::server {
@@ -31,6 +32,13 @@ void models(const ServerContext& ctx, Response& res) {
                                     {"object", "model"},
                                     {"created", 0},
                                     {"owned_by", "llama-backends"}}})}});
+}
+
+void metrics(const ServerContext& ctx, Response& res) {
+  const LoadedModel& m = ready_model(ctx);
+  res.status = 200;
+  res.set_content(prometheus_text(m.engine->stats(), ctx.options.parallel),
+                  "text/plain; version=0.0.4");
 }
 
 void tokenize(const ServerContext& ctx, const Request& req, Response& res) {
@@ -102,6 +110,7 @@ void add_routes(httplib::Server& http, ServerContext& ctx) {
   });
   http.Get("/health", guarded([&ctx](const Request&, Response& res) { health(ctx, res); }));
   http.Get("/v1/models", guarded([&ctx](const Request&, Response& res) { models(ctx, res); }));
+  http.Get("/metrics", guarded([&ctx](const Request&, Response& res) { metrics(ctx, res); }));
   http.Post("/tokenize",
             guarded([&ctx](const Request& req, Response& res) { tokenize(ctx, req, res); }));
   http.Post("/detokenize",
