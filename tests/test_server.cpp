@@ -151,6 +151,14 @@ struct TestServer {
     c.set_read_timeout(60);
     return c;
   }
+  json get(const std::string& path) const {
+    httplib::Client c = client();
+    const auto res = c.Get(path.c_str());
+    REQUIRE(res);
+    INFO(res->body);
+    REQUIRE(res->status == 200);
+    return json::parse(res->body);
+  }
   json post(const std::string& path, const json& body, int expected_status = 200) const {
     httplib::Client c = client();
     const auto res = c.Post(path.c_str(), body.dump(), "application/json");
@@ -442,6 +450,11 @@ TEST_CASE("llama-server: concurrent streams each give their solo text; /metrics 
   CHECK(metrics.at("llama_backends_tokens_predicted_total") == generated);
   CHECK(metrics.at("llama_backends_requests_processing") == 0);
   CHECK(metrics.at("llama_backends_sequences") == 2);
+  const json slots = s.get("/slots");
+  REQUIRE(slots.size() == 2);
+  int64_t cached = 0;
+  for (const json& slot : slots) cached += slot["tokens_cached"].get<int64_t>();
+  CHECK(metrics.at("llama_backends_kv_cache_tokens") == cached);
 }
 
 TEST_CASE("llama-server: stop strings across tokens, max_tokens, chat") {
@@ -609,6 +622,10 @@ TEST_CASE("llama-server: a full queue gets 503; a client that leaves frees its s
     c.send(req);
   });
   gate().wait_held();
+  const json held = s.get("/slots");
+  REQUIRE(held.size() == 1);
+  CHECK(held[0]["is_processing"] == true);
+  CHECK(held[0]["n_ctx"] == 256);
   // The one sequence is taken and the queue holds none: 503, in OpenAI's shape.
   const json busy = s.post("/v1/completions", {{"prompt", "Once"}, {"max_tokens", 2}}, 503);
   check_error(busy, "server_busy", "--parallel and --queue");
@@ -628,8 +645,13 @@ TEST_CASE("llama-server: a full queue gets 503; a client that leaves frees its s
   const server::EngineStats st = s.server.engine()->stats();
   CHECK(st.cancelled == 1);
   CHECK(st.active == 0);
-  httplib::Client c = s.client();
-  const auto health = c.Get("/health");
-  REQUIRE(health);
-  CHECK(health->status == 200);
+  CHECK(s.get("/health") == json{{"status", "ok"}});
+  // The sequence is idle once the engine has stepped past the request's end.
+  json idle = s.get("/slots");
+  for (int i = 0; i < 3000 && idle[0]["is_processing"] == true; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    idle = s.get("/slots");
+  }
+  CHECK(idle[0]["is_processing"] == false);
+  CHECK(idle[0]["tokens_cached"] > 0);  // kept for a prompt that shares its prefix
 }

@@ -19,9 +19,17 @@ Engine::Engine(InferenceBackend& backend, const Config& config, const Tokenizer&
                   .max_queue = options.max_queue + options.sequences}),
       context_(options.context > 0 ? options.context : config.seq_len),
       capacity_(options.sequences + options.max_queue),
-      thread_([this] { run(); }) {}
+      thread_([this] {
+        publish();
+        run();
+      }) {}
 
 Engine::~Engine() { shutdown(std::chrono::milliseconds(0)); }
+
+std::vector<SequenceState> Engine::sequences() const {
+  std::lock_guard lock(mutex_);
+  return sequences_;
+}
 
 std::shared_ptr<RequestChannel> Engine::submit(GenerationRequest request) {
   auto channel = std::make_shared<RequestChannel>();
@@ -112,6 +120,14 @@ void Engine::fail_all(const std::string& why) {
   for (const uint64_t id : ids) generator_.cancel(id);
 }
 
+void Engine::publish() {
+  std::vector<SequenceState> sequences = generator_.sequence_states();
+  std::lock_guard lock(mutex_);
+  stats_.running = generator_.running();
+  stats_.waiting = outstanding_ - stats_.running;
+  sequences_ = std::move(sequences);
+}
+
 void Engine::run() {
   for (;;) {
     std::deque<Command> commands;
@@ -125,6 +141,7 @@ void Engine::run() {
       drain_over = stopping_ && std::chrono::steady_clock::now() >= drain_until_;
     }
     for (Command& command : commands) apply(command);
+    publish();
     const bool busy = generator_.running() + generator_.queued() > 0;
     if (stopping && (!busy || drain_over)) {
       while (!ids_.empty()) {
@@ -142,13 +159,9 @@ void Engine::run() {
         fail_all("out of memory");
       }
     }
-    std::lock_guard lock(mutex_);
-    stats_.running = generator_.running();
-    stats_.waiting = outstanding_ - stats_.running;
+    publish();
   }
-  std::lock_guard lock(mutex_);
-  stats_.running = 0;
-  stats_.waiting = 0;
+  publish();
 }
 
 }  // namespace llama::server

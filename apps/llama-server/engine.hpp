@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "llama/batch_generator.hpp"
 #include "request_channel.hpp"
@@ -60,6 +61,8 @@ class Engine {
   void shutdown(std::chrono::milliseconds drain);
 
   EngineStats stats() const;
+  // Each sequence as of the engine's last look (after taking requests, after each step).
+  std::vector<SequenceState> sequences() const;
   int64_t context() const { return context_; }
 
  private:
@@ -70,6 +73,7 @@ class Engine {
   void run();
   void apply(Command& command);
   void fail_all(const std::string& why);
+  void publish();  // engine thread: running, waiting and the sequences for other threads
 
   BatchGenerator generator_;
   const int64_t context_;
@@ -82,6 +86,7 @@ class Engine {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point drain_until_;
   EngineStats stats_;
+  std::vector<SequenceState> sequences_;
 
   // Engine thread only: the generator's id of each live request.
   std::unordered_map<RequestChannel*, uint64_t> ids_;

@@ -15,7 +15,11 @@ void metric(std::ostringstream& out, const char* name, const char* type, const c
 
 }  // namespace
 
-std::string prometheus_text(const EngineStats& s, int32_t sequences) {
+std::string prometheus_text(const EngineStats& s, const std::vector<SequenceState>& sequences,
+                            int64_t context) {
+  int64_t cached = 0;
+  for (const SequenceState& q : sequences) cached += q.cached;
+  const double capacity = static_cast<double>(context) * static_cast<double>(sequences.size());
   std::ostringstream out;
   out.precision(17);
   const auto d = [](int64_t v) { return static_cast<double>(v); };
@@ -35,7 +39,12 @@ std::string prometheus_text(const EngineStats& s, int32_t sequences) {
          "Requests ended early (client gone, shutdown).", d(s.cancelled));
   metric(out, "requests_processing", "gauge", "Requests holding a sequence.", d(s.running));
   metric(out, "requests_deferred", "gauge", "Requests waiting for a sequence.", d(s.waiting));
-  metric(out, "sequences", "gauge", "Sequences generating at once (--parallel).", sequences);
+  metric(out, "sequences", "gauge", "Sequences generating at once (--parallel).",
+         static_cast<double>(sequences.size()));
+  metric(out, "kv_cache_tokens", "gauge", "Positions the sequences' caches hold.", d(cached));
+  metric(out, "kv_cache_usage_ratio", "gauge",
+         "Positions held over the positions all sequences can hold.",
+         capacity > 0 ? static_cast<double>(cached) / capacity : 0.0);
   return out.str();
 }
 

@@ -4,11 +4,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine.hpp"
 
 namespace llama::server {
 
-std::string prometheus_text(const EngineStats& stats, int32_t sequences);
+// `sequences`: each sequence's state, `context` the positions each holds.
+std::string prometheus_text(const EngineStats& stats, const std::vector<SequenceState>& sequences,
+                            int64_t context);
 
 }  // namespace llama::server

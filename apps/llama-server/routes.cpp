@@ -37,8 +37,22 @@ void models(const ServerContext& ctx, Response& res) {
 void metrics(const ServerContext& ctx, Response& res) {
   const LoadedModel& m = ready_model(ctx);
   res.status = 200;
-  res.set_content(prometheus_text(m.engine->stats(), ctx.options.parallel),
+  res.set_content(prometheus_text(m.engine->stats(), m.engine->sequences(), m.engine->context()),
                   "text/plain; version=0.0.4");
+}
+
+// Each sequence: busy or idle, its context, the positions its cache holds.
+void slots(const ServerContext& ctx, Response& res) {
+  const LoadedModel& m = ready_model(ctx);
+  const std::vector<SequenceState> sequences = m.engine->sequences();
+  json out = json::array();
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    out.push_back({{"id", i},
+                   {"is_processing", sequences[i].request != 0},
+                   {"n_ctx", m.engine->context()},
+                   {"tokens_cached", sequences[i].cached}});
+  }
+  send_json(res, 200, out);
 }
 
 void tokenize(const ServerContext& ctx, const Request& req, Response& res) {
@@ -110,6 +124,7 @@ void add_routes(httplib::Server& http, ServerContext& ctx) {
   });
   http.Get("/health", guarded([&ctx](const Request&, Response& res) { health(ctx, res); }));
   http.Get("/v1/models", guarded([&ctx](const Request&, Response& res) { models(ctx, res); }));
+  http.Get("/slots", guarded([&ctx](const Request&, Response& res) { slots(ctx, res); }));
   http.Get("/metrics", guarded([&ctx](const Request&, Response& res) { metrics(ctx, res); }));
   http.Post("/tokenize",
             guarded([&ctx](const Request& req, Response& res) { tokenize(ctx, req, res); }));
