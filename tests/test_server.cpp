@@ -589,7 +589,8 @@ TEST_CASE("llama-server: errors in OpenAI's shape") {
     const std::string reply =
         raw_exchange(s.port,
                      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\n"
-                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n");
     CHECK(reply.rfind("HTTP/1.1 411", 0) == 0);
     check_error(json::parse(reply.substr(reply.find("\r\n\r\n") + 4)), "invalid_request_error",
                 "Content-Length");

@@ -85,7 +85,9 @@ void detokenize(const ServerContext& ctx, const Request& req, Response& res) {
 httplib::Server::HandlerResponse check_request(const ServerContext& ctx, const Request& req,
                                                Response& res) {
   if (req.has_header("Transfer-Encoding")) {
-    res.set_header("Connection", "close");  // the unread body must not be taken for a request
+    // Asks the client to close: cpp-httplib 0.11.4 keeps reading the connection, where
+    // the unread chunks then fail to parse as a request (400) and end it.
+    res.set_header("Connection", "close");
     send_error(res, ApiError(411, "a request body must come with a Content-Length, not chunked"));
     return httplib::Server::HandlerResponse::Handled;
   }
