@@ -152,7 +152,14 @@ void serve_completion(ServerContext& ctx, Endpoint endpoint, const httplib::Requ
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [stream](size_t, httplib::DataSink& sink) { return write_stream(*stream, sink); },
+      [stream](size_t, httplib::DataSink& sink) {
+        // Outside the route's guard: nothing may escape into cpp-httplib's thread.
+        try {
+          return write_stream(*stream, sink);
+        } catch (const std::exception&) {
+          return false;  // the connection closes; the releaser cancels the request
+        }
+      },
       [stream](bool) {
         // Done, or the client went away: a request still running is cancelled.
         if (!stream->ended) stream->engine->cancel(stream->channel);

@@ -102,9 +102,11 @@ void Engine::apply(Command& command) {
   };
   try {
     ids_[channel.get()] = generator_.add(std::move(request));
-  } catch (const Error& e) {
-    // The HTTP thread checked what it could; what is left is the request's fault.
-    channel->post_error(ApiError(400, e.what()));
+  } catch (const std::exception& e) {
+    // The HTTP thread checked what it could; an Error left is the request's fault,
+    // anything else (out of memory) the server's.
+    const bool request_fault = dynamic_cast<const Error*>(&e) != nullptr;
+    channel->post_error(ApiError(request_fault ? 400 : 503, e.what()));
     std::lock_guard lock(mutex_);
     --outstanding_;
   }
@@ -153,10 +155,11 @@ void Engine::run() {
     if (busy) {
       try {
         generator_.step();
-      } catch (const Error& e) {
-        fail_all(e.what());
       } catch (const std::bad_alloc&) {
         fail_all("out of memory");
+      } catch (const std::exception& e) {
+        // Nothing may leave the engine thread: every request in flight ends with it.
+        fail_all(e.what());
       }
     }
     publish();
