@@ -21,6 +21,10 @@ find_package(Threads REQUIRED)
 # PCRE2 (8-bit, with JIT where the platform has it) for tokenizer.json's Split regexes.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# cpp-httplib for llama-server (Debian's libcpp-httplib-dev, 0.11.4 in Debian 12: a
+# compiled library with a pkg-config file, whose Cflags carry the TLS and compression
+# defines the library was built with, so the header matches it).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # oneDNN (Debian's libdnnl-dev) for bf16 prefill products under fast numerics
 # (kernels/products/half_products_onednn.cpp): its bf16 matmul measured about 2x our
 # hand-written vdpbf16ps kernel on this project's Zen 5 machine. CPUs with

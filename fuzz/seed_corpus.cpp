@@ -331,6 +331,23 @@ void hf_config_seeds(const fs::path& dir) {
         text(R"({"bos_token_id": 1, "eos_token_id": [1, 2], "do_sample": true})"));
 }
 
+// llama-server request bodies: each route's fields, valid and not.
+void server_request_seeds(const fs::path& dir) {
+  write(dir, "completion",
+        text(R"({"model": "m", "prompt": "Once upon", "max_tokens": 16, "temperature": 0.7,
+                 "top_p": 0.9, "seed": 42, "stop": ["\n", "The end"], "stream": true,
+                 "stream_options": {"include_usage": true}, "n": 1, "ignore_eos": false})"));
+  write(dir, "token-prompt", text(R"({"prompt": [[1, 403, 2047]], "logprobs": 3, "echo": false})"));
+  write(dir, "chat", text(R"({"messages": [{"role": "system", "content": "Be brief."},
+                              {"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+                 "max_completion_tokens": 8, "logprobs": true, "top_logprobs": 2})"));
+  write(
+      dir, "refused",
+      text(R"({"prompt": "x", "tools": [], "n": 2, "frequency_penalty": 1, "max_tokens": 1e99})"));
+  write(dir, "tokenize", text(R"({"content": "hello", "add_special": true, "with_pieces": true})"));
+  write(dir, "detokenize", text(R"({"tokens": [1, 2, 3]})"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -351,6 +368,7 @@ int main(int argc, char** argv) {
     gguf_seeds(out / "gguf");
     safetensors_seeds(out / "safetensors");
     hf_config_seeds(out / "hf_config");
+    server_request_seeds(out / "server_request");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
     return 1;

@@ -8,6 +8,7 @@ packages=(
   libopenblas-dev libopenblas0-pthread
   libeigen3-dev libtbb-dev libboost-program-options-dev
   catch2 nlohmann-json3-dev
+  libcpp-httplib-dev  # llama-server's HTTP (cpp-httplib 0.11.4 in Debian 12)
   libpcre2-dev  # tokenizer.json pre-tokenizer regexes (JIT)
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN: bf16 prefill products (its config wants OpenCL)
   gnuplot-nox  # llama-bench --plot

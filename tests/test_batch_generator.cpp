@@ -225,6 +225,13 @@ TEST_CASE("batch generator: cancel ends a request at once and frees its sequence
   CHECK(g.queued() == 1);
   for (int i = 0; i < 10; ++i) REQUIRE(g.step());
   REQUIRE(out.done.empty());
+  // sequence_states: who holds each sequence, and what its cache holds.
+  std::vector<SequenceState> states = g.sequence_states();
+  REQUIRE(states.size() == 2);
+  const size_t b_seq = states[0].request == b ? 0 : 1;
+  CHECK(states[b_seq].request == b);
+  CHECK(states[1 - b_seq].request == a);
+  CHECK(states[b_seq].cached > 0);
   CHECK(g.cancel(b));
   REQUIRE(out.done.count(b) == 1);
   const Completion& cancelled = out.done.at(b);
@@ -238,6 +245,7 @@ TEST_CASE("batch generator: cancel ends a request at once and frees its sequence
   CHECK_FALSE(g.cancel(9999));  // never was
   CHECK(g.queued() == 0);       // the waiting request took b's sequence
   CHECK(g.running() == 2);
+  CHECK(g.sequence_states()[b_seq].request == c);
   // A queued request is cancelled as well.
   const uint64_t d = add_collected(g, request_for(m, kCases[3]), out);
   CHECK(g.queued() == 1);
@@ -248,6 +256,10 @@ TEST_CASE("batch generator: cancel ends a request at once and frees its sequence
   g.run();
   CHECK(out.done.at(a).tokens == solo("reference", m, kCases[0]).generated_tokens);
   CHECK(out.done.at(c).tokens == solo("reference", m, kCases[2]).generated_tokens);
+  for (const SequenceState& q : g.sequence_states()) {
+    CHECK(q.request == 0);
+    CHECK(q.cached > 0);  // kept for a later prompt with the same prefix
+  }
 }
 
 TEST_CASE("batch generator: a stop string split across tokens never reaches the pieces",

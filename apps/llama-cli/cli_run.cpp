@@ -24,6 +24,7 @@
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/registry.hpp"
 #include "llama/tokenizers/tokenizer.hpp"
+#include "model_context.hpp"
 #include "opened_checkpoint.hpp"
 #include "verify_checkpoint.hpp"
 #include "verify_gguf.hpp"
@@ -70,22 +71,6 @@ nlohmann::json logprobs_json(const std::vector<GeneratedLogprob>& logprobs) {
         {{"id", g.value.id}, {"piece", g.piece}, {"logprob", g.value.logprob}, {"top", top}});
   }
   return out;
-}
-
-// The model as this run sees it: --ctx-size sets its KV cache's positions
-// (a Hugging Face model's default is its context capped at 4096), never beyond
-// the context the model was trained for.
-Model with_context(const Model& model, int64_t ctx_size) {
-  const Config& c = model.config;
-  if (ctx_size > c.context_length) {
-    throw Error("--ctx-size: " + std::to_string(ctx_size) +
-                " is larger than the model's context (" +
-                (c.context_length == c.seq_len ? "seq_len " : "max_position_embeddings ") +
-                std::to_string(c.context_length) + ")");
-  }
-  Model m = model;
-  if (ctx_size > 0) m.config.seq_len = ctx_size;
-  return m;
 }
 
 int generate_text(const CliOptions& o, const OpenedCheckpoint& ck, const Model& model,

@@ -121,6 +121,12 @@ struct BatchGeneratorOptions {
   StepCalls calls = StepCalls::forward_runs;
 };
 
+// What one of the generator's sequences holds (a server's /slots).
+struct SequenceState {
+  uint64_t request = 0;  // the request holding it (0: free)
+  int64_t cached = 0;    // positions its cache holds (a free one's kept for prefix reuse)
+};
+
 class BatchGenerator {
  public:
   // `backend` must have been prepared with a model of `config`; the generator
@@ -155,8 +161,9 @@ class BatchGenerator {
   void run();
 
   int32_t sequences() const;
-  int64_t running() const;  // requests holding a sequence
-  int64_t queued() const;   // requests waiting for one
+  std::vector<SequenceState> sequence_states() const;  // one per sequence, in order
+  int64_t running() const;                             // requests holding a sequence
+  int64_t queued() const;                              // requests waiting for one
 
  private:
   struct Impl;

@@ -1,0 +1,74 @@
+// Starting and stopping llama-server (server.hpp).
+#include "server.hpp"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include "llama/error.hpp"
+#include "routes.hpp"
+
+namespace llama::server {
+namespace {
+
+// cpp-httplib serves each connection on a pool thread for as long as it lasts, so a
+// stream holds one: enough for every sequence and queued request, and a few for
+// /health and the like, within a cap that keeps a huge --queue from spawning
+// thousands of threads.
+size_t pool_threads(const ServerOptions& o) {
+  return static_cast<size_t>(std::min<int64_t>(o.parallel + o.queue + 4, 512));
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options, std::function<void(const std::string&)> log_line)
+    : options_(std::move(options)), ctx_(options_, std::move(log_line)) {}
+
+Server::~Server() { stop(); }
+
+int Server::listen() {
+  // A client that disconnects makes the next write fail with EPIPE; the signal
+  // would end the process instead (cpp-httplib sends without MSG_NOSIGNAL).
+  std::signal(SIGPIPE, SIG_IGN);
+  http_ = std::make_unique<httplib::Server>();
+  const size_t threads = pool_threads(options_);
+  // cpp-httplib takes ownership of the queue it is given (its API wants a raw pointer).
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->set_payload_max_length(static_cast<size_t>(options_.max_body));
+  http_->set_read_timeout(static_cast<time_t>(options_.timeout));
+  http_->set_write_timeout(static_cast<time_t>(options_.timeout));
+  add_routes(*http_, ctx_);
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    throw Error("--host/--port: cannot listen on " + options_.host + ":" +
+                std::to_string(options_.port));
+  }
+  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  return port;
+}
+
+void Server::load() {
+  loaded_ = std::make_unique<LoadedModel>(options_);
+  ctx_.loaded.store(loaded_.get(), std::memory_order_release);
+}
+
+void Server::stop() {
+  std::lock_guard lock(stop_mutex_);
+  if (loaded_) {
+    loaded_->engine->shutdown(std::chrono::seconds(options_.drain_timeout));
+    // Every request has ended; give their streams a moment to write their last chunks.
+    ctx_.streams.wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  }
+  if (http_) http_->stop();
+  if (listener_.joinable()) listener_.join();
+}
+
+const Engine* Server::engine() const { return loaded_ ? loaded_->engine.get() : nullptr; }
+
+}  // namespace llama::server

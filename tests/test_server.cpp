@@ -1,0 +1,658 @@
+// llama-server in-process (apps/llama-server/server.hpp) on stories1M with the graph
+// backend, talked to over HTTP with cpp-httplib's client: the routes, each answer's
+// tokens against llama::BatchGenerator running the same request alone on a fresh
+// backend (batch invariance: exact ids), streaming, concurrency, stop strings, the
+// error statuses and shapes, a full queue, and a client that disconnects mid-stream.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "llama/batch_generator.hpp"
+#include "llama/formats/llama2c_checkpoint.hpp"
+#include "llama/registry.hpp"
+#include "server.hpp"
+#include "test_support.hpp"
+
+using namespace llama;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+// A wrapper whose forward_runs waits while the gate is closed: a test holds a request
+// inside its first step to see what the server does meanwhile (a full queue, a
+// client leaving), without depending on how fast anything runs.
+class Gate {
+ public:
+  void close() {
+    std::lock_guard lock(mutex_);
+    open_ = false;
+  }
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+  void pass() {
+    std::unique_lock lock(mutex_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    --waiting_;
+  }
+  // Waits until a step is held at the gate.
+  void wait_held() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return waiting_ > 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = true;
+  int waiting_ = 0;
+};
+
+Gate& gate() {
+  static Gate g;
+  return g;
+}
+
+class GatedBackend final : public InferenceBackend {
+ public:
+  explicit GatedBackend(std::unique_ptr<InferenceBackend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return "test-gate:" + inner_->name(); }
+  DTypeSet supported_dtypes() const override { return inner_->supported_dtypes(); }
+  void prepare(const Model& m) override { inner_->prepare(m); }
+  std::span<const float> forward(int32_t token, int64_t pos) override {
+    gate().pass();
+    return inner_->forward(token, pos);
+  }
+  std::span<const float> forward_batch(std::span<const int32_t> tokens, int64_t start,
+                                       bool all) override {
+    gate().pass();
+    return inner_->forward_batch(tokens, start, all);
+  }
+  int32_t sequences() const override { return inner_->sequences(); }
+  std::span<const float> forward_runs(std::span<const SequenceRun> runs) override {
+    gate().pass();
+    return inner_->forward_runs(runs);
+  }
+  bool batch_invariant() const override { return inner_->batch_invariant(); }
+
+ private:
+  std::unique_ptr<InferenceBackend> inner_;
+};
+
+const WrapperRegistrar kGate{"test-gate", "holds steps while a test's gate is closed",
+                             [](std::unique_ptr<InferenceBackend> inner, const BackendOptions&) {
+                               return std::make_unique<GatedBackend>(std::move(inner));
+                             }};
+
+// A Jinja template in the shape of Llama 2's, for the chat route (stories1M has none).
+std::string chat_template_file() {
+  const std::string path = test::temp_path("server-chat.jinja");
+  const std::string t =
+      "{% for m in messages %}{% if m['role'] == 'user' %}{{ bos_token }}[INST] "
+      "{{ m['content'] }} [/INST]{% elif m['role'] == 'system' %}<<SYS>>{{ m['content'] }}"
+      "<</SYS>>{% else %} {{ m['content'] }}{{ eos_token }}{% endif %}{% endfor %}";
+  std::vector<std::byte> bytes(t.size());
+  std::memcpy(bytes.data(), t.data(), t.size());
+  test::write_file(path, bytes);
+  return path;
+}
+
+server::ServerOptions options(int32_t parallel, int64_t queue) {
+  server::ServerOptions o;
+  o.checkpoint = test::model_path("stories1M.bin");
+  o.tokenizer = test::model_path("tok2048.bin");
+  o.chat_template = chat_template_file();
+  o.backend = "test-gate:graph";
+  o.threads = 2;
+  o.parallel = parallel;
+  o.queue = queue;
+  o.port = 0;
+  o.timeout = 30;
+  o.drain_timeout = 0;
+  return o;
+}
+
+// A server on 127.0.0.1:<free port>, loaded, stopped at the end of the scope.
+struct TestServer {
+  explicit TestServer(server::ServerOptions o, bool load = true)
+      : server(std::move(o), [this](const std::string& line) {
+          std::lock_guard lock(log_mutex);
+          log.push_back(line);
+        }) {
+    port = server.listen();
+    if (load) server.load();
+  }
+  ~TestServer() {
+    gate().open();
+    server.stop();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(60);
+    return c;
+  }
+  json get(const std::string& path) const {
+    httplib::Client c = client();
+    const auto res = c.Get(path.c_str());
+    REQUIRE(res);
+    INFO(res->body);
+    REQUIRE(res->status == 200);
+    return json::parse(res->body);
+  }
+  json post(const std::string& path, const json& body, int expected_status = 200) const {
+    httplib::Client c = client();
+    const auto res = c.Post(path.c_str(), body.dump(), "application/json");
+    REQUIRE(res);
+    INFO(res->body);
+    REQUIRE(res->status == expected_status);
+    return json::parse(res->body);
+  }
+
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+  server::Server server;
+  int port = 0;
+};
+
+// A request's answer from BatchGenerator alone on a fresh graph backend of one sequence.
+Completion solo(const std::vector<int32_t>& prompt, float temperature, float top_p, uint64_t seed,
+                int64_t max_tokens, std::vector<std::string> stop = {}) {
+  static const Checkpoint ck = Checkpoint::open(test::model_path("stories1M.bin"));
+  static const auto tok = open_tokenizer(test::model_path("tok2048.bin"), {.vocab_size = 2048});
+  BackendOptions bo;
+  bo.threads = 2;
+  auto backend = BackendRegistry::instance().create("graph", bo);
+  backend->prepare(ck.model());
+  BatchGenerator generator(*backend, ck.config(), *tok, {.sequences = 1});
+  GenerationRequest r;
+  r.prompt = prompt;
+  r.sampling = {temperature, top_p, seed};
+  r.max_tokens = max_tokens;
+  r.stop = std::move(stop);
+  Completion out;
+  r.on_finish = [&](const Completion& c) { out = c; };
+  generator.add(std::move(r));
+  generator.run();
+  return out;
+}
+
+std::vector<int32_t> encode(const std::string& text) {
+  static const auto tok = open_tokenizer(test::model_path("tok2048.bin"), {.vocab_size = 2048});
+  return tok->encode(text, {.add_special = true});
+}
+
+// The JSON of each "data:" event of an SSE body, up to "[DONE]" (required).
+std::vector<json> sse_events(const std::string& body) {
+  std::vector<json> events;
+  bool done = false;
+  size_t at = 0;
+  while (at < body.size()) {
+    size_t end = body.find("\n\n", at);
+    REQUIRE(end != std::string::npos);
+    const std::string event = body.substr(at, end - at);
+    at = end + 2;
+    if (event.rfind(":", 0) == 0) continue;  // an SSE comment (keep-alive)
+    REQUIRE(event.rfind("data: ", 0) == 0);
+    REQUIRE_FALSE(done);
+    if (event == "data: [DONE]") {
+      done = true;
+    } else {
+      events.push_back(json::parse(event.substr(6)));
+    }
+  }
+  REQUIRE(done);
+  return events;
+}
+
+// A streamed request's raw body; nullopt when the request failed or was not a
+// 200 event stream. No Catch assertions: client threads call it.
+std::optional<std::string> try_stream(int port, const std::string& path, const json& body) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  std::string out;
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    out.append(data, n);
+    return true;
+  };
+  const auto res = c.send(req);
+  if (!res || res->status != 200 || res->get_header_value("Content-Type") != "text/event-stream")
+    return std::nullopt;
+  return out;
+}
+
+std::string post_stream(const TestServer& s, const std::string& path, const json& body) {
+  const std::optional<std::string> out = try_stream(s.port, path, body);
+  REQUIRE(out);
+  return *out;
+}
+
+// The text of a completions (or chat) stream, its finish_reason and usage chunk.
+struct Streamed {
+  std::string text;
+  std::string finish_reason;
+  json usage;
+};
+Streamed parse_stream(const std::string& body, bool chat) {
+  Streamed s;
+  for (const json& e : sse_events(body)) {
+    if (e["choices"].empty()) {
+      s.usage = e["usage"];
+      continue;
+    }
+    const json& choice = e["choices"][0];
+    if (chat) {
+      if (choice["delta"].contains("content"))
+        s.text += choice["delta"]["content"].get<std::string>();
+    } else {
+      s.text += choice["text"].get<std::string>();
+    }
+    if (!choice["finish_reason"].is_null()) s.finish_reason = choice["finish_reason"];
+  }
+  return s;
+}
+
+// Sends `request` as it is on a new connection and returns all the server answers
+// until it closes the connection.
+std::string raw_exchange(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
+struct Case {
+  std::string prompt;
+  float temperature;
+  float top_p;
+  uint64_t seed;
+  int64_t max_tokens;
+};
+const std::vector<Case> kCases = {
+    {"Once upon a time", 0.0f, 0.9f, 1, 40},
+    {"The little dog ran to the park", 0.8f, 0.9f, 42, 48},
+    {"Lily and Ben", 1.0f, 0.0f, 7, 32},
+    {"One day, a big bird", 0.5f, 0.95f, 1234, 56},
+};
+
+json completion_body(const Case& c) {
+  return {{"prompt", c.prompt}, {"temperature", c.temperature}, {"top_p", c.top_p},
+          {"seed", c.seed},     {"max_tokens", c.max_tokens},   {"return_tokens", true},
+          {"model", "stories"}};
+}
+
+void check_error(const json& body, const std::string& type, const std::string& message) {
+  INFO(body.dump());
+  REQUIRE(body.contains("error"));
+  CHECK(body["error"]["type"] == type);
+  CHECK_THAT(body["error"]["message"].get<std::string>(), Contains(message));
+  CHECK(body["error"].contains("code"));
+}
+
+}  // namespace
+
+TEST_CASE("llama-server: health while loading, then the small routes") {
+  TestServer s(options(2, 4), /*load=*/false);
+  httplib::Client c = s.client();
+  auto res = c.Get("/health");
+  REQUIRE(res);
+  CHECK(res->status == 503);
+  CHECK(json::parse(res->body) == json{{"status", "loading"}});
+  res = c.Get("/v1/models");
+  REQUIRE(res);
+  CHECK(res->status == 503);
+  s.server.load();
+  res = c.Get("/health");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(json::parse(res->body) == json{{"status", "ok"}});
+
+  res = c.Get("/v1/models");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  const json models = json::parse(res->body);
+  CHECK(models["object"] == "list");
+  CHECK(models["data"][0]["id"] == "stories1M.bin");
+
+  const json t = s.post("/tokenize", {{"content", "Once upon a time"}, {"add_special", true}});
+  const std::vector<int32_t> ids = t["tokens"].get<std::vector<int32_t>>();
+  CHECK(ids == encode("Once upon a time"));
+  const json d = s.post("/detokenize", {{"tokens", ids}});
+  CHECK_THAT(d["content"].get<std::string>(), Contains("Once upon a time"));
+  const json p = s.post("/tokenize", {{"content", "Once"}, {"with_pieces", true}});
+  REQUIRE(p["tokens"].size() >= 1);
+  CHECK(p["tokens"][0].contains("piece"));
+  check_error(s.post("/detokenize", {{"tokens", {5000}}}, 400), "invalid_request_error",
+              "tokens[0]: token id 5000 is outside the vocabulary of 2048");
+}
+
+TEST_CASE("llama-server: completions equal BatchGenerator alone, streamed or not") {
+  TestServer s(options(2, 4));
+  for (const Case& c : kCases) {
+    INFO(c.prompt);
+    const Completion want = solo(encode(c.prompt), c.temperature, c.top_p, c.seed, c.max_tokens);
+    const json got = s.post("/v1/completions", completion_body(c));
+    CHECK(got["object"] == "text_completion");
+    CHECK(got["model"] == "stories");
+    const json& choice = got["choices"][0];
+    CHECK(choice["tokens"].get<std::vector<int32_t>>() == want.tokens);
+    CHECK(choice["text"] == want.text);
+    CHECK(choice["finish_reason"] ==
+          (want.stop_reason == StopReason::max_tokens ? "length" : "stop"));
+    CHECK(got["usage"]["prompt_tokens"] == encode(c.prompt).size());
+    CHECK(got["usage"]["completion_tokens"] == want.tokens.size());
+    CHECK(got["usage"]["total_tokens"] == encode(c.prompt).size() + want.tokens.size());
+    CHECK(got["usage"]["prompt_tokens_details"].contains("cached_tokens"));
+
+    json body = completion_body(c);
+    body.erase("return_tokens");
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+    const Streamed st = parse_stream(post_stream(s, "/v1/completions", body), false);
+    CHECK(st.text == want.text);
+    CHECK(st.finish_reason == choice["finish_reason"]);
+    CHECK(st.usage["completion_tokens"] == want.tokens.size());
+  }
+  // Token ids as the prompt give the same as the text they encode.
+  const Completion want = solo(encode("Lily and Ben"), 0.0f, 0.9f, 1, 20);
+  const json got = s.post("/v1/completions", {{"prompt", encode("Lily and Ben")},
+                                              {"max_tokens", 20},
+                                              {"temperature", 0},
+                                              {"return_tokens", true}});
+  CHECK(got["choices"][0]["tokens"].get<std::vector<int32_t>>() == want.tokens);
+  // Without stream_options no usage chunk comes.
+  const Streamed plain = parse_stream(
+      post_stream(s, "/v1/completions", {{"prompt", "Lily"}, {"max_tokens", 3}, {"stream", true}}),
+      false);
+  CHECK(plain.usage.is_null());
+}
+
+TEST_CASE("llama-server: concurrent streams each give their solo text; /metrics counts them") {
+  TestServer s(options(2, 8));
+  std::vector<Completion> want;
+  std::vector<std::string> got(kCases.size());
+  for (const Case& c : kCases)
+    want.push_back(solo(encode(c.prompt), c.temperature, c.top_p, c.seed, c.max_tokens));
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    clients.emplace_back([&, i] {
+      json body = completion_body(kCases[i]);
+      body.erase("return_tokens");
+      body["stream"] = true;
+      got[i] = try_stream(s.port, "/v1/completions", body).value_or("");
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    INFO(kCases[i].prompt);
+    REQUIRE_FALSE(got[i].empty());
+    CHECK(parse_stream(got[i], false).text == want[i].text);
+  }
+
+  // /metrics: Prometheus text, a "name value" line per metric after its HELP and TYPE.
+  httplib::Client c = s.client();
+  const auto res = c.Get("/metrics");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  std::map<std::string, double> metrics;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# HELP llama_backends_", 0) == 0 ||
+        line.rfind("# TYPE llama_backends_", 0) == 0)
+      continue;
+    INFO(line);
+    REQUIRE(line.rfind("llama_backends_", 0) == 0);
+    const size_t space = line.find(' ');
+    REQUIRE(space != std::string::npos);
+    metrics[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  size_t prompt = 0, generated = 0;
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    prompt += encode(kCases[i].prompt).size();
+    generated += want[i].tokens.size();
+  }
+  CHECK(metrics.at("llama_backends_requests_finished_total") == kCases.size());
+  CHECK(metrics.at("llama_backends_prompt_tokens_total") == prompt);
+  CHECK(metrics.at("llama_backends_tokens_predicted_total") == generated);
+  CHECK(metrics.at("llama_backends_requests_processing") == 0);
+  CHECK(metrics.at("llama_backends_sequences") == 2);
+  const json slots = s.get("/slots");
+  REQUIRE(slots.size() == 2);
+  int64_t cached = 0;
+  for (const json& slot : slots) cached += slot["tokens_cached"].get<int64_t>();
+  CHECK(metrics.at("llama_backends_kv_cache_tokens") == cached);
+}
+
+TEST_CASE("llama-server: stop strings across tokens, max_tokens, chat") {
+  TestServer s(options(2, 4));
+  // A stop string made of the end of one token's text and the start of the next.
+  const std::vector<int32_t> prompt = encode("Once upon a time");
+  const Completion full = solo(prompt, 0.0f, 0.9f, 1, 40);
+  static const auto tok = open_tokenizer(test::model_path("tok2048.bin"), {.vocab_size = 2048});
+  std::string stop;
+  size_t stop_at = 0;  // where the text starts in the full completion
+  {
+    std::string text;
+    int32_t prev = prompt.back();
+    for (size_t i = 0; i + 1 < full.tokens.size() && stop.empty(); ++i) {
+      const std::string a = tok->decode_token(prev, full.tokens[i]);
+      const std::string b = tok->decode_token(full.tokens[i], full.tokens[i + 1]);
+      text += a;
+      if (i >= 3 && a.size() >= 2 && b.size() >= 2) {
+        stop = a.substr(a.size() - 2) + b.substr(0, 2);
+        stop_at = text.size() - 2;
+      }
+      prev = full.tokens[i];
+    }
+  }
+  REQUIRE_FALSE(stop.empty());
+  const std::string before = full.text.substr(0, full.text.find(stop));
+  REQUIRE(before.size() <= stop_at);
+  json body{{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"temperature", 0}, {"stop", stop}};
+  const json got = s.post("/v1/completions", body);
+  CHECK(got["choices"][0]["text"] == before);
+  CHECK(got["choices"][0]["finish_reason"] == "stop");
+  body["stream"] = true;
+  const std::string raw = post_stream(s, "/v1/completions", body);
+  const Streamed st = parse_stream(raw, false);
+  CHECK(st.text == before);
+  CHECK(st.finish_reason == "stop");
+  CHECK(raw.find(stop) == std::string::npos);
+
+  const json capped =
+      s.post("/v1/completions", {{"prompt", "Once"}, {"max_tokens", 5}, {"ignore_eos", true}});
+  CHECK(capped["choices"][0]["finish_reason"] == "length");
+  CHECK(capped["usage"]["completion_tokens"] == 5);
+
+  // Chat: the template renders the messages; the reply equals the rendered prompt's
+  // completion, streamed or not.
+  const json messages = json::array({{{"role", "user"}, {"content", "Tell me a story."}}});
+  const json chat = s.post("/v1/chat/completions",
+                           {{"messages", messages}, {"max_tokens", 24}, {"temperature", 0}});
+  CHECK(chat["object"] == "chat.completion");
+  CHECK(chat["choices"][0]["message"]["role"] == "assistant");
+  const std::string reply = chat["choices"][0]["message"]["content"];
+  const int64_t prompt_tokens = chat["usage"]["prompt_tokens"];
+  const std::vector<int32_t> rendered = encode("[INST] Tell me a story. [/INST]");
+  CHECK(prompt_tokens == static_cast<int64_t>(rendered.size()));
+  CHECK(reply == solo(rendered, 0.0f, 0.9f, 1, 24).text);
+  const std::string raw_chat = post_stream(
+      s, "/v1/chat/completions",
+      {{"messages", messages}, {"max_tokens", 24}, {"temperature", 0}, {"stream", true}});
+  const std::vector<json> events = sse_events(raw_chat);
+  REQUIRE_FALSE(events.empty());
+  CHECK(events[0]["object"] == "chat.completion.chunk");
+  CHECK(events[0]["choices"][0]["delta"]["role"] == "assistant");
+  CHECK(parse_stream(raw_chat, true).text == reply);
+
+  // Logprobs (non-streamed): one entry per token, joining to the content.
+  const json lp = s.post("/v1/chat/completions", {{"messages", messages},
+                                                  {"max_tokens", 8},
+                                                  {"temperature", 0},
+                                                  {"logprobs", true},
+                                                  {"top_logprobs", 2}});
+  std::string joined;
+  for (const json& t : lp["choices"][0]["logprobs"]["content"]) {
+    joined += t["token"].get<std::string>();
+    CHECK(t["top_logprobs"].size() == 2);
+  }
+  CHECK(joined == lp["choices"][0]["message"]["content"]);
+}
+
+TEST_CASE("llama-server: errors in OpenAI's shape") {
+  server::ServerOptions o = options(1, 2);
+  o.max_body = 4096;
+  o.api_keys = {"sekret", "other-key"};
+  TestServer s(std::move(o));
+  httplib::Client c = s.client();
+  const httplib::Headers auth{{"Authorization", "Bearer sekret"}};
+
+  auto res = c.Post("/v1/completions", R"({"prompt": "x"})", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  check_error(json::parse(res->body), "authentication_error", "API key");
+  res = c.Post("/v1/completions", httplib::Headers{{"Authorization", "Bearer sekreT"}},
+               R"({"prompt": "x"})", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  res = c.Get("/health");  // public
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  res = c.Get("/v1/models");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  res = c.Post("/v1/completions", httplib::Headers{{"Authorization", "Bearer other-key"}},
+               R"({"prompt": "Once", "max_tokens": 2})", "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+
+  const auto post = [&](const std::string& path, const std::string& body, int status) {
+    auto r = c.Post(path.c_str(), auth, body, "application/json");
+    REQUIRE(r);
+    INFO(r->body);
+    CHECK(r->status == status);
+    return json::parse(r->body);
+  };
+  check_error(post("/v1/completions", "{oops", 400), "invalid_request_error", "not valid JSON");
+  check_error(post("/v1/completions", R"({"prompt": "x", "temperature": "hot"})", 400),
+              "invalid_request_error", "temperature: must be a number");
+  check_error(post("/v1/completions", R"({"prompt": "x", "n": 3})", 400), "invalid_request_error",
+              "n: only 1");
+  check_error(post("/v1/chat/completions",
+                   R"({"messages": [{"role": "user", "content": "x"}], "tools": []})", 400),
+              "invalid_request_error", "tools: is not supported");
+  check_error(post("/v1/completions", R"({"prompt": [1, 2048]})", 400), "invalid_request_error",
+              "prompt[1]: token id 2048 is outside the vocabulary of 2048");
+  const json too_long{{"prompt", std::vector<int>(300, 5)}};
+  check_error(post("/v1/completions", too_long.dump(), 400), "invalid_request_error",
+              "the prompt is 300 tokens, longer than the context of 256 positions");
+  check_error(post("/v1/nothing", "{}", 404), "not_found_error", "no route POST /v1/nothing");
+  check_error(post("/v1/completions", std::string(5000, ' '), 413), "request_too_large",
+              "--max-body (4096 bytes)");
+  {
+    // A chunked body is refused before any of it is read (cpp-httplib bounds only
+    // bodies that come with a Content-Length): only the headers are sent.
+    const std::string reply =
+        raw_exchange(s.port,
+                     "POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekret\r\n"
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n");
+    CHECK(reply.rfind("HTTP/1.1 411", 0) == 0);
+    check_error(json::parse(reply.substr(reply.find("\r\n\r\n") + 4)), "invalid_request_error",
+                "Content-Length");
+  }
+  res = c.Get("/nowhere", auth);
+  REQUIRE(res);
+  CHECK(res->status == 404);
+  // The server still serves.
+  CHECK(post("/v1/completions", R"({"prompt": "Once", "max_tokens": 2})", 200)["choices"].size() ==
+        1);
+}
+
+TEST_CASE("llama-server: a full queue gets 503; a client that leaves frees its sequence") {
+  TestServer s(options(1, 0));
+  gate().close();
+  // A chat stream writes its role chunk before any token: the client reads it,
+  // then leaves while the request is held inside its first step.
+  std::thread leaver([&] {
+    httplib::Client c = s.client();
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/chat/completions";
+    req.body = json{
+        {"messages", {{{"role", "user"}, {"content", "Go on."}}}},
+        {"stream", true},
+        {"ignore_eos",
+         true}}.dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [](const char*, size_t, uint64_t, uint64_t) { return false; };
+    c.send(req);
+  });
+  gate().wait_held();
+  const json held = s.get("/slots");
+  REQUIRE(held.size() == 1);
+  CHECK(held[0]["is_processing"] == true);
+  CHECK(held[0]["n_ctx"] == 256);
+  // The one sequence is taken and the queue holds none: 503, in OpenAI's shape.
+  const json busy = s.post("/v1/completions", {{"prompt", "Once"}, {"max_tokens", 2}}, 503);
+  check_error(busy, "server_busy", "--parallel and --queue");
+  leaver.join();
+  // The server notices the closed connection when a write fails and cancels the
+  // request, which ends once the step held at the gate returns.
+  while (s.server.engine()->stats().cancel_requests == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate().open();
+  while (s.server.engine()->stats().cancelled == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const Completion want = solo(encode("Once"), 0.0f, 0.9f, 1, 8);
+  const json after =
+      s.post("/v1/completions",
+             {{"prompt", "Once"}, {"max_tokens", 8}, {"temperature", 0}, {"return_tokens", true}});
+  CHECK(after["choices"][0]["tokens"].get<std::vector<int32_t>>() == want.tokens);
+  const server::EngineStats st = s.server.engine()->stats();
+  CHECK(st.cancelled == 1);
+  CHECK(st.active == 0);
+  CHECK(s.get("/health") == json{{"status", "ok"}});
+  // The sequence is idle once the engine has stepped past the request's end.
+  json idle = s.get("/slots");
+  for (int i = 0; i < 3000 && idle[0]["is_processing"] == true; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    idle = s.get("/slots");
+  }
+  CHECK(idle[0]["is_processing"] == false);
+  CHECK(idle[0]["tokens_cached"] > 0);  // kept for a prompt that shares its prefix
+}
