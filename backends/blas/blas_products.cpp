@@ -25,6 +25,46 @@ namespace {
 // Below this many multiply-adds a product is not worth splitting.
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
+// How one call's products (`work` multiply-adds in all) split across `threads`:
+// a few blocks per thread over all the matrices together, so a descheduled
+// worker does not hold up the rest; below kMinParallelWork one block per matrix
+// on this thread.
+struct Split {
+  bool parallel;
+  int64_t per_block;  // multiply-adds a block
+};
+Split split_for(int threads, int64_t work) {
+  return {threads > 1 && work >= kMinParallelWork,
+          std::max<int64_t>(1, work / (int64_t{4} * threads))};
+}
+
+// A matrix's rows [0, rows) as blocks of whole `unit`-row groups (each row summed
+// the same way whatever the split) of about split.per_block of the matrix's
+// `work` each: add(r0, r1) per block.
+template <typename Add>
+void add_row_blocks(const Split& split, int64_t rows, int64_t work, int64_t unit, const Add& add) {
+  const int64_t groups = (rows + unit - 1) / unit;
+  const int64_t n = split.parallel ? std::clamp<int64_t>(work / split.per_block, 1, groups) : 1;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t r0 = std::min(rows, groups * k / n * unit);
+    const int64_t r1 = std::min(rows, groups * (k + 1) / n * unit);
+    if (r1 > r0) add(r0, r1);
+  }
+}
+
+// run(block) for every block: one hand-off to the arena's threads, or on this
+// thread when the split is not parallel or holds one block.
+template <typename Block, typename Run>
+void run_blocks(tbb::task_arena& arena, const Split& split, const std::vector<Block>& blocks,
+                const Run& run) {
+  if (!split.parallel || blocks.size() < 2) {
+    for (const Block& b : blocks) run(b);
+    return;
+  }
+  arena.execute(
+      [&] { tbb::parallel_for(size_t{0}, blocks.size(), [&](size_t k) { run(blocks[k]); }); });
+}
+
 }  // namespace
 
 void BlasBackend::product(std::span<float> y, const Matrix& w, InputCache& in) {
@@ -51,32 +91,17 @@ void BlasBackend::products(std::initializer_list<Output> outs, InputCache& in) {
                 static_cast<blasint>(w.cols), 1.0f, w.f32.data() + b.r0 * w.cols,
                 static_cast<blasint>(w.cols), b.x->f32.data(), 1, 0.0f, b.y.data(), 1);
   };
-  // A few blocks per thread over all the matrices together (blocks of whole
-  // 16-row groups, so each row is summed the same way whatever the split),
-  // below 64 Ki weights one block per matrix on this thread.
   blocks_.clear();
-  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
-  const int64_t per_block = std::max<int64_t>(1, work / (int64_t{4} * threads_));
+  const Split split = split_for(threads_, work);
   i = 0;
   for (const Output& o : outs) {
-    const int64_t rows = o.w->rows, groups = (rows + kRowGroup - 1) / kRowGroup;
-    const int64_t n = parallel ? std::clamp<int64_t>(rows * o.w->cols / per_block, 1, groups) : 1;
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t r0 = std::min(rows, groups * k / n * kRowGroup);
-      const int64_t r1 = std::min(rows, groups * (k + 1) / n * kRowGroup);
-      if (r1 > r0) {
-        blocks_.push_back({o.y.subspan(static_cast<size_t>(r0), static_cast<size_t>(r1 - r0)), o.w,
-                           &inputs[i], r0, r1});
-      }
-    }
+    add_row_blocks(split, o.w->rows, o.w->rows * o.w->cols, kRowGroup, [&](int64_t r0, int64_t r1) {
+      blocks_.push_back({o.y.subspan(static_cast<size_t>(r0), static_cast<size_t>(r1 - r0)), o.w,
+                         &inputs[i], r0, r1});
+    });
     ++i;
   }
-  if (!parallel || blocks_.size() < 2) {
-    for (const RowBlock& b : blocks_) run(b);
-    return;
-  }
-  arena_->execute(
-      [&] { tbb::parallel_for(size_t{0}, blocks_.size(), [&](size_t k) { run(blocks_[k]); }); });
+  run_blocks(*arena_, split, blocks_, run);
 }
 
 void BlasBackend::product_batch(float* y, int64_t ldy, const Matrix& w, BatchInputCache& in,
@@ -131,35 +156,22 @@ void BlasBackend::product_batches(std::initializer_list<BatchOutput> outs, Batch
                   static_cast<blasint>(b.ldy));
     }
   };
-  // A few large blocks per thread over all the matrices together, not TBB's fine
-  // grain: the batch kernels rearrange all the tokens on every call, which would
-  // take much of the product's time at a few rows a call. One hand-off to the
-  // threads for wq/wk/wv and for w1/w3, which at one or two tokens a call is
-  // much of a product's time. Blocks hold whole 16-row groups (the f32 GEMM's
-  // whole packed panels), so each row is summed the same way whatever the split.
+  // Large blocks, not TBB's fine grain: the batch kernels rearrange all the
+  // tokens on every call, which would take much of the product's time at a few
+  // rows a call. One hand-off to the threads for wq/wk/wv and for w1/w3, which at
+  // one or two tokens a call is much of a product's time. f32 GEMM blocks hold
+  // whole packed panels.
   batch_blocks_.clear();
-  const bool parallel = threads_ > 1 && work >= kMinParallelWork;
-  const int64_t per_block = std::max<int64_t>(1, work / (int64_t{4} * threads_));
+  const Split split = split_for(threads_, work);
   i = 0;
   for (const BatchOutput& o : outs) {
     const int64_t unit = !o.w->core() && f32 == F32Gemm::core ? kGemmRowUnit : kRowGroup;
-    const int64_t rows = o.w->rows, groups = (rows + unit - 1) / unit;
-    const int64_t k =
-        parallel ? std::clamp<int64_t>(rows * o.w->cols * n / per_block, 1, groups) : 1;
-    for (int64_t b = 0; b < k; ++b) {
-      const int64_t r0 = std::min(rows, groups * b / k * unit);
-      const int64_t r1 = std::min(rows, groups * (b + 1) / k * unit);
-      if (r1 > r0) batch_blocks_.push_back({o.y, o.ldy, o.accumulate, o.w, &inputs[i], r0, r1});
-    }
+    add_row_blocks(split, o.w->rows, o.w->rows * o.w->cols * n, unit, [&](int64_t r0, int64_t r1) {
+      batch_blocks_.push_back({o.y, o.ldy, o.accumulate, o.w, &inputs[i], r0, r1});
+    });
     ++i;
   }
-  if (!parallel || batch_blocks_.size() < 2) {
-    for (const BatchBlock& b : batch_blocks_) run(b);
-    return;
-  }
-  arena_->execute([&] {
-    tbb::parallel_for(size_t{0}, batch_blocks_.size(), [&](size_t b) { run(batch_blocks_[b]); });
-  });
+  run_blocks(*arena_, split, batch_blocks_, run);
 }
 
 }  // namespace llama::blas
