@@ -25,6 +25,7 @@
 #include "llama/registry.hpp"
 #include "server.hpp"
 #include "test_support.hpp"
+#include "token_rate.hpp"
 
 using namespace llama;
 using Catch::Matchers::Contains;
@@ -448,7 +449,14 @@ TEST_CASE("llama-server: concurrent streams each give their solo text; /metrics 
   CHECK(metrics.at("llama_backends_requests_finished_total") == kCases.size());
   CHECK(metrics.at("llama_backends_prompt_tokens_total") == prompt);
   CHECK(metrics.at("llama_backends_tokens_predicted_total") == generated);
+  // The live counter has caught up with the finished requests' tokens; the 10 s
+  // window holds at most all of them (how many is timing, not asserted).
+  CHECK(metrics.at("llama_backends_tokens_generated_total") == generated);
+  CHECK(metrics.at("llama_backends_tokens_per_second") >= 0);
+  CHECK(metrics.at("llama_backends_tokens_per_second") * 10 <= generated);
   CHECK(metrics.at("llama_backends_requests_processing") == 0);
+  CHECK(metrics.at("llama_backends_sequences_busy") == 0);
+  CHECK(metrics.at("llama_backends_draining") == 0);
   CHECK(metrics.at("llama_backends_sequences") == 2);
   const json slots = s.get("/slots");
   REQUIRE(slots.size() == 2);
@@ -655,4 +663,55 @@ TEST_CASE("llama-server: a full queue gets 503; a client that leaves frees its s
   }
   CHECK(idle[0]["is_processing"] == false);
   CHECK(idle[0]["tokens_cached"] > 0);  // kept for a prompt that shares its prefix
+}
+
+TEST_CASE("llama-server: TokenRate counts the tokens of the last window only") {
+  using namespace std::chrono_literals;
+  server::TokenRate rate(10s);
+  const auto t0 = server::TokenRate::Clock::time_point{} + 100s;
+  CHECK(rate.per_second(t0) == 0);
+  rate.add(5, t0);
+  rate.add(0, t0 + 1s);  // nothing generated: no entry
+  rate.add(3, t0 + 5s);
+  rate.add(2, t0 + 5s);  // the same step
+  CHECK(rate.per_second(t0 + 6s) == Approx(1.0));
+  CHECK(rate.per_second(t0 + 12s) == Approx(0.5));  // the first 5 left the window
+  CHECK(rate.per_second(t0 + 16s) == 0);
+  rate.add(4, t0 + 20s);
+  CHECK(rate.per_second(t0 + 20s) == Approx(0.4));
+}
+
+TEST_CASE("llama-server: /health says draining while shutdown lets a request finish") {
+  server::ServerOptions o = options(1, 0);
+  o.drain_timeout = 60;
+  TestServer s(o);
+  gate().close();
+  std::optional<std::string> stream;
+  std::thread client([&] {
+    json body = {{"prompt", "Once"}, {"max_tokens", 4}, {"temperature", 0}, {"stream", true}};
+    stream = try_stream(s.port, "/v1/completions", body);
+  });
+  gate().wait_held();
+  std::thread stopper([&] { s.server.stop(); });
+  while (!s.server.engine()->stats().draining)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  httplib::Client c = s.client();
+  const auto health = c.Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 503);
+  CHECK(json::parse(health->body) == json{{"status", "draining"}});
+  const auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Contains("\nllama_backends_draining 1\n"));
+  CHECK_THAT(metrics->body, Contains("\nllama_backends_sequences_busy 1\n"));
+  // A new request is refused while the one in flight runs on to its end.
+  const json refused = s.post("/v1/completions", {{"prompt", "Once"}, {"max_tokens", 2}}, 503);
+  CHECK_THAT(refused["error"]["message"].get<std::string>(), Contains("shutting down"));
+  gate().open();
+  client.join();
+  stopper.join();
+  REQUIRE(stream.has_value());
+  const auto parsed = parse_stream(*stream, false);
+  CHECK(parsed.finish_reason == "length");
+  CHECK(parsed.text == solo(encode("Once"), 0.0f, 0.9f, 1, 4).text);
 }

@@ -75,6 +75,8 @@ EngineStats Engine::stats() const {
   std::lock_guard lock(mutex_);
   EngineStats s = stats_;
   s.active = outstanding_;
+  s.draining = stopping_;
+  s.tokens_per_second = rate_.per_second(std::chrono::steady_clock::now());
   return s;
 }
 
@@ -88,6 +90,8 @@ void Engine::apply(Command& command) {
   request.on_piece = [ch = channel.get()](std::string_view piece) { ch->post_piece(piece); };
   request.on_finish = [this, channel](const Completion& done) {
     ids_.erase(channel.get());
+    count_generated(done.id, done.usage.completion_tokens);
+    counted_.erase(done.id);
     {
       std::lock_guard lock(mutex_);
       --outstanding_;
@@ -122,8 +126,21 @@ void Engine::fail_all(const std::string& why) {
   for (const uint64_t id : ids) generator_.cancel(id);
 }
 
+void Engine::count_generated(uint64_t request, int64_t generated) {
+  int64_t& counted = counted_[request];
+  const int64_t added = generated - counted;
+  if (added <= 0) return;
+  counted = generated;
+  std::lock_guard lock(mutex_);
+  stats_.tokens_generated += added;
+  rate_.add(added, std::chrono::steady_clock::now());
+}
+
 void Engine::publish() {
   std::vector<SequenceState> sequences = generator_.sequence_states();
+  for (const SequenceState& q : sequences) {
+    if (q.request != 0) count_generated(q.request, q.generated);
+  }
   std::lock_guard lock(mutex_);
   stats_.running = generator_.running();
   stats_.waiting = outstanding_ - stats_.running;

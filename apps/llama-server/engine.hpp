@@ -18,6 +18,7 @@
 
 #include "llama/batch_generator.hpp"
 #include "request_channel.hpp"
+#include "token_rate.hpp"
 
 namespace llama::server {
 
@@ -37,9 +38,12 @@ struct EngineStats {
   int64_t cancel_requests = 0;  // cancel() calls (a stream's client left)
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
-  int64_t generated_tokens = 0;
-  double prompt_seconds = 0;  // backend time running prompts (GenerationTimings)
-  double decode_seconds = 0;  // from each prompt's logits to its request's end
+  int64_t generated_tokens = 0;  // of finished requests
+  int64_t tokens_generated = 0;  // by every request, counted as each step samples them
+  double tokens_per_second = 0;  // tokens_generated over the last 10 s
+  bool draining = false;         // shutdown() called: new requests get 503
+  double prompt_seconds = 0;     // backend time running prompts (GenerationTimings)
+  double decode_seconds = 0;     // from each prompt's logits to its request's end
 };
 
 class Engine {
@@ -74,6 +78,8 @@ class Engine {
   void apply(Command& command);
   void fail_all(const std::string& why);
   void publish();  // engine thread: running, waiting and the sequences for other threads
+  // Engine thread: adds the tokens generated since the last count to the live counter.
+  void count_generated(uint64_t request, int64_t generated);
 
   BatchGenerator generator_;
   const int64_t context_;
@@ -87,9 +93,12 @@ class Engine {
   std::chrono::steady_clock::time_point drain_until_;
   EngineStats stats_;
   std::vector<SequenceState> sequences_;
+  mutable TokenRate rate_;  // prunes itself when read
 
   // Engine thread only: the generator's id of each live request.
   std::unordered_map<RequestChannel*, uint64_t> ids_;
+  // Engine thread only: tokens each running request had generated at the last count.
+  std::unordered_map<uint64_t, int64_t> counted_;
   std::mutex join_mutex_;  // shutdown() may be called from two threads
   std::thread thread_;
 };

@@ -16,9 +16,13 @@ using nlohmann::json;
 using Request = httplib::Request;
 using Response = httplib::Response;
 
+// Loading, ready or draining: a balancer stops sending to a replica that answers 503.
 void health(const ServerContext& ctx, Response& res) {
-  if (ctx.loaded.load(std::memory_order_acquire) == nullptr) {
+  const LoadedModel* m = ctx.loaded.load(std::memory_order_acquire);
+  if (m == nullptr) {
     send_json(res, 503, {{"status", "loading"}});
+  } else if (m->engine->stats().draining) {
+    send_json(res, 503, {{"status", "draining"}});
   } else {
     send_json(res, 200, {{"status", "ok"}});
   }

@@ -256,6 +256,7 @@ std::vector<SequenceState> BatchGenerator::sequence_states() const {
   std::vector<SequenceState> out(impl_->owner.size());
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].request = impl_->owner[i] ? impl_->owner[i]->id() : 0;
+    out[i].generated = impl_->owner[i] ? impl_->owner[i]->generated() : 0;
     out[i].cached = static_cast<int64_t>(impl_->held[i].size());
   }
   return out;

@@ -48,6 +48,7 @@ class Request {
   bool decoding() const { return pending_ >= 0; }
   int64_t prompt_left() const { return prompt_limit_ - prompt_done_; }
   int64_t position() const { return position_; }  // positions its sequence holds
+  int64_t generated() const { return static_cast<int64_t>(out_.tokens.size()); }
   // i32 [1]: the sampled token, to run at position().
   std::span<const int32_t> pending() const { return {&pending_, 1}; }
   std::span<const int32_t> prompt_chunk(int64_t n) const {

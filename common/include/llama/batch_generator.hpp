@@ -123,8 +123,9 @@ struct BatchGeneratorOptions {
 
 // What one of the generator's sequences holds (a server's /slots).
 struct SequenceState {
-  uint64_t request = 0;  // the request holding it (0: free)
-  int64_t cached = 0;    // positions its cache holds (a free one's kept for prefix reuse)
+  uint64_t request = 0;   // the request holding it (0: free)
+  int64_t cached = 0;     // positions its cache holds (a free one's kept for prefix reuse)
+  int64_t generated = 0;  // tokens the holding request has generated so far
 };
 
 class BatchGenerator {
