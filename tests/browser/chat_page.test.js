@@ -201,9 +201,12 @@ describe('chat page', () => {
     const question = 'Hello there';
     await send(page, question);
     await page.waitForSelector('#key-form:not([hidden])');
-    // A wrong key gets the form again.
+    // A wrong key is refused and the form comes back.
     await page.type('#key-input', 'wrong-key');
+    const refused = page.waitForResponse(
+      (r) => r.url().endsWith('/v1/chat/completions') && r.status() === 401);
     await page.click('#key-form button');
+    await refused;
     await page.waitForSelector('#key-form:not([hidden])');
     assert.match(await page.$eval('#status', (e) => e.textContent), /API key/);
     await page.type('#key-input', KEY);
