@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build and tests need, only when missing.
+# Installs the Debian packages the build and tests need, only when missing, then the
+# npm packages of the tests that drive a real client or browser (pinned by lockfiles).
 set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
   build-essential cmake pkg-config
@@ -12,6 +14,7 @@ packages=(
   libpcre2-dev  # tokenizer.json pre-tokenizer regexes (JIT)
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN: bf16 prefill products (its config wants OpenCL)
   gnuplot-nox  # llama-bench --plot
+  chromium  # the chat page's browser test (tests/browser), headless
 )
 # Extra tools for optional stages: LLAMA_DEPS_EXTRA="clang-14 libclang-rt-14-dev gnuplot-nox"
 read -r -a extra <<< "${LLAMA_DEPS_EXTRA:-}"
@@ -21,22 +24,36 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
+# Node and npm: Debian's only when no node is on PATH (NodeSource's nodejs, which some
+# machines have, conflicts with Debian's npm).
+command -v node >/dev/null || missing+=(nodejs npm)
 
-echo "install-deps: installing ${missing[*]}" >&2
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1; then
-  $sudo apt-get update >/tmp/llama-apt-update.log 2>&1 || true
-  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1 || {
-    echo "install-deps: apt-get failed; see /tmp/llama-apt.log" >&2
-    tail -5 /tmp/llama-apt.log >&2
-    exit 1
-  }
-fi
+install_missing() {
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1; then
+    $sudo apt-get update >/tmp/llama-apt-update.log 2>&1 || true
+    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/llama-apt.log 2>&1 || {
+      echo "install-deps: apt-get failed; see /tmp/llama-apt.log" >&2
+      tail -5 /tmp/llama-apt.log >&2
+      exit 1
+    }
+  fi
+}
+[ ${#missing[@]} -eq 0 ] || install_missing
+
+# Each npm test directory's packages, exactly as its lockfile says: installed when
+# node_modules is missing or older than the lockfile.
+for dir in tests/browser; do
+  lock="$root/$dir/package-lock.json"
+  installed="$root/$dir/node_modules/.package-lock.json"
+  if [ ! -e "$installed" ] || [ "$lock" -nt "$installed" ]; then
+    echo "install-deps: npm ci in $dir" >&2
+    npm ci --prefix "$root/$dir" --no-audit --no-fund >&2
+  fi
+done

@@ -26,6 +26,8 @@ bool authorized(std::string_view authorization, const std::vector<std::string>& 
   return any;
 }
 
-bool is_public_path(std::string_view path) { return path == "/health" || path == "/v1/models"; }
+bool is_public_path(std::string_view path) {
+  return path == "/" || path == "/health" || path == "/v1/models";
+}
 
 }  // namespace llama::server

@@ -12,7 +12,8 @@ namespace llama::server {
 // how much of a key was right.
 bool authorized(std::string_view authorization, const std::vector<std::string>& keys);
 
-// Whether `path` is served without a key (/health and /v1/models, as llama.cpp).
+// Whether `path` is served without a key: the chat page (which asks for the key
+// itself), /health and /v1/models (as llama.cpp).
 bool is_public_path(std::string_view path);
 
 }  // namespace llama::server

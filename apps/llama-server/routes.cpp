@@ -2,6 +2,7 @@
 #include "routes.hpp"
 
 #include "auth.hpp"
+#include "chat_page.hpp"
 #include "completion_routes.hpp"
 #include "error_report.hpp"
 #include "http_reply.hpp"
@@ -84,8 +85,8 @@ void detokenize(const ServerContext& ctx, const Request& req, Response& res) {
 
 // Before routing, so before any body is read: cpp-httplib 0.11.4 bounds a body by
 // --max-body only when it comes with a Content-Length, so a chunked one is refused
-// (every OpenAI client sends a length); then the API key, /health and /v1/models
-// being public.
+// (every OpenAI client sends a length); then the API key, the chat page, /health and
+// /v1/models being public.
 httplib::Server::HandlerResponse check_request(const ServerContext& ctx, const Request& req,
                                                Response& res) {
   if (req.has_header("Transfer-Encoding")) {
@@ -128,6 +129,7 @@ void add_routes(httplib::Server& http, ServerContext& ctx) {
     ctx.log(req.remote_addr + " " + cli::one_line(req.method + " " + req.path) + " " +
             std::to_string(res.status));
   });
+  http.Get("/", [](const Request&, Response& res) { serve_chat_page(res); });
   http.Get("/health", guarded([&ctx](const Request&, Response& res) { health(ctx, res); }));
   http.Get("/v1/models", guarded([&ctx](const Request&, Response& res) { models(ctx, res); }));
   http.Get("/slots", guarded([&ctx](const Request&, Response& res) { slots(ctx, res); }));
