@@ -53,7 +53,9 @@ class Engine {
 
   // Queues `request` (its callbacks are the engine's own). Throws ApiError 503 when
   // sequences and queue are all taken or the engine is shutting down.
-  std::shared_ptr<RequestChannel> submit(GenerationRequest request);
+  // `wakeup`: shared with other channels one thread waits on (null: none).
+  std::shared_ptr<RequestChannel> submit(GenerationRequest request,
+                                         std::shared_ptr<Wakeup> wakeup = nullptr);
   // Ends the request behind `channel` (queued or running); no effect once it ended.
   void cancel(const std::shared_ptr<RequestChannel>& channel);
   // Refuses new requests, lets those in flight run for up to `drain`, cancels the
