@@ -1,11 +1,14 @@
 // llama-server in-process (tests/server_harness.hpp): logprobs in streams against the
 // same request unstreamed, several prompts in one completions request against each
-// sent alone, a non-streamed request whose client leaves.
+// sent alone, a non-streamed request whose client leaves, the bound on open
+// connections, and the flags --help lists.
 #include <catch2/catch.hpp>
 
 #include <thread>
 
 #include "server_harness.hpp"
+#include "server_options.hpp"
+#include "usage_error.hpp"
 
 using namespace server_test;
 
@@ -248,4 +251,78 @@ TEST_CASE("llama-server: a non-streamed request whose client leaves is cancelled
   const server::EngineStats st = s.server.engine()->stats();
   CHECK(st.cancelled == 1);
   CHECK(st.active == 0);
+}
+
+TEST_CASE("llama-server: a connection past --max-connections gets 503 at once") {
+  server::ServerOptions o = options(1, 0);
+  o.http_threads = 1;
+  o.max_connections = 2;
+  TestServer s(o);
+  // Two connections that send nothing: one holds the only thread, one waits for it.
+  std::optional<RawSocket> held(s.port), waiting(s.port);
+  const std::string reply =
+      raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  INFO(reply);
+  CHECK(reply.rfind("HTTP/1.1 503", 0) == 0);
+  CHECK_THAT(reply, Contains("--max-connections"));
+  CHECK_THAT(reply, Contains("server_busy"));
+  held.reset();
+  waiting.reset();
+  // Once they are gone, connections are served again.
+  std::optional<httplib::Result> res;
+  for (int i = 0; i < 3000; ++i) {
+    httplib::Client c = s.client();
+    res.emplace(c.Get("/health"));
+    if (*res && (*res)->status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(*res);
+  CHECK((*res)->status == 200);
+}
+
+TEST_CASE("llama-server: --help lists the server's flags and none of llama-cli's generation") {
+  const server::ServerOptions o = server::parse_server_options({"--help"});
+  REQUIRE(o.action == server::Action::help);
+  const std::string& help = o.help_text;
+  INFO(help);
+  for (const char* flag : {"-c [ --checkpoint ]",
+                           "-k [ --tokenizer ]",
+                           "-b [ --backend ]",
+                           "-j [ --threads ]",
+                           "-t [ --temperature ]",
+                           "--top-p",
+                           "-r [ --seed ]",
+                           "--numerics",
+                           "--kv-cache",
+                           "--plugin",
+                           "--list-backends",
+                           "--chat-template",
+                           "--host",
+                           "--port",
+                           "--parallel",
+                           "--ctx-size",
+                           "--api-key",
+                           "--queue",
+                           "--max-body",
+                           "--timeout",
+                           "--drain-timeout",
+                           "--log-prompts",
+                           "--http-threads",
+                           "--max-connections",
+                           "--version",
+                           "-h [ --help ]"}) {
+    CHECK_THAT(help, Contains(flag));
+  }
+  CHECK_THAT(help, !Contains("--prompt"));
+  CHECK_THAT(help, !Contains("--steps"));
+  CHECK_THROWS_AS(server::parse_server_options({"-c", "m.bin", "-p", "Once"}), cli::UsageError);
+  CHECK_THROWS_AS(server::parse_server_options({"-c", "m.bin", "-s", "9"}), cli::UsageError);
+  CHECK_THROWS_AS(server::parse_server_options(
+                      {"-c", "m.bin", "--http-threads", "4", "--max-connections", "3"}),
+                  cli::UsageError);
+  const server::ServerOptions d =
+      server::parse_server_options({"-c", "m.bin", "--parallel", "2", "--queue", "6"});
+  CHECK(d.http_threads == 12);
+  CHECK(d.max_connections == 24);
+  CHECK(d.checkpoint == "m.bin");
 }
