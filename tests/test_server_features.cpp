@@ -258,8 +258,11 @@ TEST_CASE("llama-server: a connection past --max-connections gets 503 at once") 
   o.http_threads = 1;
   o.max_connections = 2;
   TestServer s(o);
-  // Two connections that send nothing: one holds the only thread, one waits for it.
+  // Two connections that send a request line and never end their headers: one holds
+  // the only thread (reading the rest, up to --timeout), one waits for it.
   std::optional<RawSocket> held(s.port), waiting(s.port);
+  held->send("GET /health HTTP/1.1\r\n");
+  waiting->send("GET /health HTTP/1.1\r\n");
   const std::string reply =
       raw_exchange(s.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   INFO(reply);
