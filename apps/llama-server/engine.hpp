@@ -34,7 +34,7 @@ struct EngineStats {
   int64_t waiting = 0;          // the others: in the inbox or the generator's queue
   int64_t finished = 0;         // ended on their own (stop, EOS, length)
   int64_t cancelled = 0;        // ended by cancel() or shutdown
-  int64_t cancel_requests = 0;  // cancel() calls (a stream's client left)
+  int64_t cancel_requests = 0;  // cancel() calls (a client left, a request refused)
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
   int64_t generated_tokens = 0;
