@@ -3,7 +3,8 @@
 // routes and /tokenize, /detokenize. Each either accepts the body, with every field
 // inside the range it promises, or refuses it with a 400 ApiError; nothing else
 // escapes, and refusals' JSON can always be written (a field name of invalid UTF-8
-// must not make the error response itself throw).
+// must not make the error response itself throw). Several prompts, and logprobs
+// with or without stream, are accepted within their bounds.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -23,15 +24,19 @@ void check_accepted(const CompletionRequest& r) {
   FUZZ_CHECK(!r.temperature || (*r.temperature >= 0 && *r.temperature <= 2), "temperature range");
   FUZZ_CHECK(!r.top_p || (*r.top_p >= 0 && *r.top_p <= 1), "top_p range");
   FUZZ_CHECK(r.logprobs >= -1 && r.logprobs <= kMaxChatTopLogprobs, "logprobs range");
-  FUZZ_CHECK(!r.stream || r.logprobs < 0, "no logprobs when streaming");
   FUZZ_CHECK(r.stream || !r.include_usage, "include_usage only with stream");
   FUZZ_CHECK(r.stop.size() <= kMaxStopStrings, "stop count");
   for (const auto& s : r.stop) FUZZ_CHECK(!s.empty() && s.size() <= kMaxStopBytes, "stop size");
-  for (const int64_t t : r.prompt_tokens) FUZZ_CHECK(t >= 0 && t <= INT32_MAX, "token id range");
   if (r.endpoint == Endpoint::chat_completions) {
     FUZZ_CHECK(!r.messages.empty(), "chat has messages");
+    FUZZ_CHECK(r.prompts.empty(), "chat has no prompts");
   } else {
-    FUZZ_CHECK(r.prompt_is_tokens ? !r.prompt_tokens.empty() : !r.prompt_text.empty(), "a prompt");
+    FUZZ_CHECK(!r.prompts.empty() && r.prompts.size() <= kMaxPrompts, "1..kMaxPrompts prompts");
+    FUZZ_CHECK(r.logprobs <= kMaxCompletionLogprobs, "completions' logprobs range");
+  }
+  for (const Prompt& p : r.prompts) {
+    FUZZ_CHECK(p.is_tokens ? !p.tokens.empty() : !p.text.empty(), "no empty prompt");
+    for (const int64_t t : p.tokens) FUZZ_CHECK(t >= 0 && t <= INT32_MAX, "token id range");
   }
 }
 

@@ -486,3 +486,67 @@ TEST_CASE("batch generator: callbacks may add and cancel requests", "[batch_gene
   CHECK(out.done.at(d).tokens == solo("graph", m, kCases[3]).generated_tokens);
   CHECK(g.running() == 0);
 }
+
+TEST_CASE("batch generator: on_logprobs passes each token with the piece that ends its text",
+          "[batch_generator]") {
+  const Opened m = open_for("graph");
+  auto backend = prepared("graph", m, 1);
+  BatchGenerator g(*backend, m.config(), *m.tok);
+  // Each event: "L<n>" for n logprobs passed, "P<text>" for a piece.
+  struct Run {
+    std::vector<std::string> events;
+    std::vector<GeneratedLogprob> passed;
+    Completion done;
+  };
+  const auto run = [&](std::vector<std::string> stop, int64_t max_tokens) {
+    Run out;
+    GenerationRequest r;
+    r.prompt = m.tok->encode("Once upon a time", {.add_special = true});
+    r.max_tokens = max_tokens;
+    r.stop = std::move(stop);
+    r.logprobs = 1;
+    r.on_logprobs = [&](std::span<const GeneratedLogprob> l) {
+      out.events.push_back("L" + std::to_string(l.size()));
+      out.passed.insert(out.passed.end(), l.begin(), l.end());
+    };
+    r.on_piece = [&](std::string_view p) { out.events.push_back("P" + std::string(p)); };
+    r.on_finish = [&](const Completion& c) { out.done = c; };
+    g.add(std::move(r));
+    g.run();
+    return out;
+  };
+  const Run all = run({}, 30);
+  REQUIRE(all.done.logprobs.size() == 30);
+  REQUIRE(all.passed.size() == 30);
+  std::string text;
+  for (size_t k = 0; k < all.passed.size(); ++k) {
+    CHECK(all.passed[k].value.id == all.done.tokens[k]);
+    text += all.passed[k].piece;
+  }
+  CHECK(text == all.done.text);
+  // Without stop strings each token's text goes out at once: its logprob, then its piece.
+  for (size_t e = 0; e + 1 < all.events.size(); ++e) {
+    if (all.events[e][0] == 'P') CHECK(all.events[e + 1][0] == 'L');
+  }
+
+  // A stop string made of the end of token k and the start of token k+1: tokens up to
+  // k are passed (k's text begins before the stop), none after.
+  std::string stop;
+  size_t kept = 0, start = all.passed[0].piece.size();
+  for (size_t k = 1; k + 1 < all.passed.size() && stop.empty(); ++k) {
+    const std::string& a = all.passed[k].piece;
+    const std::string& b = all.passed[k + 1].piece;
+    start += a.size();
+    if (a.size() < 2 || b.empty()) continue;
+    const std::string candidate = a.substr(a.size() - 1) + b.substr(0, 1);
+    if (all.done.text.find(candidate) != start - 1) continue;
+    stop = candidate;
+    kept = k + 1;
+  }
+  REQUIRE_FALSE(stop.empty());
+  const Run stopped = run({stop}, 30);
+  CHECK(stopped.done.stop_reason == StopReason::stop);
+  CHECK(stopped.done.logprobs.size() == kept + 1);  // the stop's last token is generated
+  REQUIRE(stopped.passed.size() == kept);
+  for (size_t k = 0; k < kept; ++k) CHECK(stopped.passed[k].piece == all.passed[k].piece);
+}

@@ -34,8 +34,9 @@ TEST_CASE("server request: a completions body with every honoured field") {
           "logit_bias": {}, "echo": false, "best_of": 1, "return_tokens": true, "suffix": null})",
       Endpoint::completions);
   CHECK(r.model == "m");
-  CHECK(r.prompt_text == "Once");
-  CHECK_FALSE(r.prompt_is_tokens);
+  REQUIRE(r.prompts.size() == 1);
+  CHECK(r.prompts[0].text == "Once");
+  CHECK_FALSE(r.prompts[0].is_tokens);
   CHECK(r.max_tokens == 12);
   CHECK(r.temperature == 0.5f);
   CHECK(r.top_p == 0.8f);
@@ -48,13 +49,29 @@ TEST_CASE("server request: a completions body with every honoured field") {
   CHECK(r.logprobs == -1);
 }
 
-TEST_CASE("server request: prompts as text, token ids, or a list of one") {
-  CHECK(parse_completion_request(R"({"prompt": [1, 2, 3]})", Endpoint::completions).prompt_tokens ==
-        std::vector<int64_t>{1, 2, 3});
-  CHECK(parse_completion_request(R"({"prompt": [[5, 6]]})", Endpoint::completions).prompt_tokens ==
-        std::vector<int64_t>{5, 6});
-  CHECK(parse_completion_request(R"({"prompt": ["x"]})", Endpoint::completions).prompt_text == "x");
-  CHECK_THAT(refusal(R"({"prompt": ["x", "y"]})"), Contains("400 prompt: prompt: several prompts"));
+TEST_CASE("server request: prompts as text, token ids, or a list of them") {
+  const auto prompts = [](const std::string& body) {
+    return parse_completion_request(body, Endpoint::completions).prompts;
+  };
+  CHECK(prompts(R"({"prompt": [1, 2, 3]})")[0].tokens == std::vector<int64_t>{1, 2, 3});
+  CHECK(prompts(R"({"prompt": [[5, 6]]})")[0].tokens == std::vector<int64_t>{5, 6});
+  CHECK(prompts(R"({"prompt": ["x"]})")[0].text == "x");
+  const std::vector<Prompt> several = prompts(R"({"prompt": ["x", [7], "y"]})");
+  REQUIRE(several.size() == 3);
+  CHECK(several[0].text == "x");
+  CHECK(several[1].is_tokens);
+  CHECK(several[1].tokens == std::vector<int64_t>{7});
+  CHECK(several[2].text == "y");
+  CHECK(prompts(R"({"prompt": [[1], [2, 3]]})").size() == 2);
+  std::string many = R"({"prompt": [)";
+  for (size_t i = 0; i <= kMaxPrompts; ++i) many += i ? ", \"a\"" : "\"a\"";
+  many += "]}";
+  CHECK_THAT(refusal(many), Contains("400 prompt: prompt: at most 32 prompts"));
+  CHECK_THAT(refusal(R"({"prompt": ["x", ""]})"),
+             Contains("400 prompt[1]: prompt[1]: must not be empty"));
+  CHECK_THAT(refusal(R"({"prompt": ["x", 3]})"), Contains("400 prompt[1]"));
+  CHECK_THAT(refusal(R"({"prompt": [[1], [2, -3]]})"), Contains("400 prompt[1][1]"));
+  CHECK_THAT(refusal(R"({"prompt": [[1], []]})"), Contains("400 prompt[1]"));
   CHECK_THAT(refusal(R"({"prompt": [1, -2]})"), Contains("400 prompt[1]"));
   CHECK_THAT(refusal(R"({"prompt": [1, 1.5]})"), Contains("must be an integer"));
   CHECK_THAT(refusal(R"({"prompt": [99999999999]})"), Contains("400 prompt[0]"));
@@ -62,6 +79,7 @@ TEST_CASE("server request: prompts as text, token ids, or a list of one") {
   CHECK_THAT(refusal(R"({"prompt": []})"), Contains("400 prompt"));
   CHECK_THAT(refusal(R"({"prompt": 7})"), Contains("400 prompt"));
   CHECK_THAT(refusal(R"({"max_tokens": 3})"), Contains("400 prompt: prompt: required"));
+  CHECK_THAT(refusal(R"({"prompt": ["x", "y"], "n": 2})"), Contains("400 n: n: only 1"));
 }
 
 TEST_CASE("server request: chat messages and chat's logprobs fields") {
@@ -121,8 +139,9 @@ TEST_CASE("server request: refusals name the field") {
   CHECK_THAT(refusal(R"({"prompt": "x", "logit_bias": {"1": 5}})"), Contains("400 logit_bias"));
   CHECK_THAT(refusal(R"({"prompt": "x", "echo": true})"), Contains("400 echo"));
   CHECK_THAT(refusal(R"({"prompt": "x", "logprobs": 6})"), Contains("400 logprobs"));
-  CHECK_THAT(refusal(R"({"prompt": "x", "logprobs": 2, "stream": true})"),
-             Contains("400 logprobs"));
+  CHECK(parse_completion_request(R"({"prompt": "x", "logprobs": 2, "stream": true})",
+                                 Endpoint::completions)
+            .logprobs == 2);
   CHECK_THAT(refusal(R"({"prompt": "x", "stream_options": {"include_usage": true}})"),
              Contains("400 stream_options"));
   CHECK_THAT(refusal(R"({"prompt": "x", "stream": true, "stream_options": {"x": 1}})"),

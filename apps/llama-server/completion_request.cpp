@@ -44,32 +44,40 @@ std::vector<std::string> get_stop(const json& v) {
   return stop;
 }
 
-// completions' prompt: a string, token ids, or a list holding one of those.
-void get_prompt(const json& v, CompletionRequest& r) {
+// One prompt: text, or a list of token ids; never empty.
+Prompt get_one_prompt(const json& v, const std::string& field) {
+  Prompt p;
   if (v.is_string()) {
-    r.prompt_text = v.get<std::string>();
-    return;
+    p.text = v.get<std::string>();
+    if (p.text.empty()) throw invalid_field(field, "must not be empty");
+    return p;
   }
-  if (!v.is_array()) {
-    throw invalid_field("prompt", std::string("must be a string, a list of token ids or a list "
-                                              "of one of those, got ") +
-                                      type_name(v));
-  }
-  if (v.size() == 1 && (v[0].is_string() || v[0].is_array())) {
-    get_prompt(v[0], r);
-    return;
-  }
-  if (!v.empty() && (v[0].is_string() || v[0].is_array())) {
-    throw invalid_field("prompt",
-                        "several prompts in one request are not supported; send one "
-                        "request per prompt");
-  }
-  r.prompt_is_tokens = true;
-  r.prompt_tokens.reserve(v.size());
+  if (!v.is_array())
+    throw invalid_field(
+        field, std::string("must be a string or a list of token ids, got ") + type_name(v));
+  if (v.empty()) throw invalid_field(field, "must not be empty");
+  p.is_tokens = true;
+  p.tokens.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    r.prompt_tokens.push_back(
-        get_int(v[i], "prompt[" + std::to_string(i) + "]", 0, std::numeric_limits<int32_t>::max()));
+    p.tokens.push_back(get_int(v[i], field + "[" + std::to_string(i) + "]", 0,
+                               std::numeric_limits<int32_t>::max()));
   }
+  return p;
+}
+
+// completions' prompt: a string, token ids, or a list of strings or token-id lists
+// (several prompts, one choice each).
+std::vector<Prompt> get_prompts(const json& v) {
+  const bool several = v.is_array() && !v.empty() && (v[0].is_string() || v[0].is_array());
+  if (!several) return {get_one_prompt(v, "prompt")};
+  if (v.size() > kMaxPrompts) {
+    throw invalid_field("prompt", "at most " + std::to_string(kMaxPrompts) +
+                                      " prompts in one request, got " + std::to_string(v.size()));
+  }
+  std::vector<Prompt> prompts;
+  for (size_t i = 0; i < v.size(); ++i)
+    prompts.push_back(get_one_prompt(v[i], "prompt[" + std::to_string(i) + "]"));
+  return prompts;
 }
 
 // A message's content: a string, or a list of {"type": "text", "text": ...} parts joined.
@@ -146,7 +154,7 @@ CompletionRequest parse_completion_request(std::string_view body, Endpoint endpo
     if (key == "model") {
       r.model = get_string(v, key);
     } else if (!chat && key == "prompt") {
-      get_prompt(v, r);
+      r.prompts = get_prompts(v);
       has_prompt = true;
     } else if (chat && key == "messages") {
       r.messages = get_messages(v);
@@ -195,10 +203,6 @@ CompletionRequest parse_completion_request(std::string_view body, Endpoint endpo
     }
   }
   if (!has_prompt) throw invalid_field(chat ? "messages" : "prompt", "required");
-  if (!chat && !r.prompt_is_tokens && r.prompt_text.empty() && r.prompt_tokens.empty())
-    throw invalid_field("prompt", "must not be empty");
-  if (!chat && r.prompt_is_tokens && r.prompt_tokens.empty())
-    throw invalid_field("prompt", "must not be empty");
   if (chat) {
     if (top_logprobs && !logprobs_on) throw invalid_field("top_logprobs", "needs logprobs: true");
     if (logprobs_on) r.logprobs = static_cast<int>(top_logprobs.value_or(0));
@@ -213,8 +217,6 @@ CompletionRequest parse_completion_request(std::string_view body, Endpoint endpo
       }
     }
   }
-  if (r.stream && r.logprobs >= 0)
-    throw invalid_field("logprobs", "is not supported with stream: true yet");
   return r;
 }
 

@@ -21,14 +21,21 @@ inline constexpr size_t kMaxStopStrings = 16;
 inline constexpr size_t kMaxStopBytes = 1024;
 inline constexpr int kMaxCompletionLogprobs = 5;  // OpenAI's limit for /v1/completions
 inline constexpr int kMaxChatTopLogprobs = 20;    // and for top_logprobs in chat
+// Prompts in one /v1/completions request, each run as its own sequence.
+inline constexpr size_t kMaxPrompts = 32;
+
+// One completions prompt: text, or token ids (unchecked against the vocabulary here).
+struct Prompt {
+  std::string text;
+  std::vector<int64_t> tokens;
+  bool is_tokens = false;
+};
 
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::completions;
   std::string model;  // echoed; empty: the server's model name
-  // completions: the prompt as text, or as token ids (prompt_is_tokens).
-  std::string prompt_text;
-  std::vector<int64_t> prompt_tokens;  // unchecked against the vocabulary here
-  bool prompt_is_tokens = false;
+  // completions: 1..kMaxPrompts prompts, none empty; one choice each, in order.
+  std::vector<Prompt> prompts;
   // chat: the conversation, rendered later with the chat template.
   std::vector<chat::ChatMessage> messages;
   std::optional<int64_t> max_tokens;  // >= 1; unset: until the context is full

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "completion_request.hpp"
+#include "completion_writer.hpp"
 #include "error_report.hpp"
 #include "http_reply.hpp"
 #include "json_fields.hpp"
@@ -15,15 +16,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a stream's writer waits for tokens before it checks on its client, and
-// how long with nothing to send before it writes an SSE comment: writing is how a
-// closed connection is noticed (its request is then cancelled).
-constexpr std::chrono::milliseconds kPoll(200);
-constexpr std::chrono::seconds kKeepAlive(1);
-
-// The prompt as the model sees it: text encoded with BOS, token ids checked against
-// the vocabulary, messages rendered by the chat template.
-std::vector<int32_t> prompt_tokens(const LoadedModel& m, const CompletionRequest& r) {
+// A prompt as the model sees it: text encoded with BOS, token ids checked against the
+// vocabulary, messages rendered by the chat template. `field` names it in errors.
+std::vector<int32_t> prompt_tokens(const LoadedModel& m, const CompletionRequest& r,
+                                   const Prompt* prompt, const std::string& field) {
   const Tokenizer& tok = *m.tokenizer;
   std::vector<int32_t> tokens;
   if (r.endpoint == Endpoint::chat_completions) {
@@ -33,12 +29,11 @@ std::vector<int32_t> prompt_tokens(const LoadedModel& m, const CompletionRequest
                           "--chat-template FILE");
     }
     tokens = m.chat_format->encode(tok, m.chat_format->render(r.messages), true);
-  } else if (r.prompt_is_tokens) {
-    tokens = in_vocabulary(r.prompt_tokens, m.model.config.vocab_size, "prompt");
+  } else if (prompt->is_tokens) {
+    tokens = in_vocabulary(prompt->tokens, m.model.config.vocab_size, field);
   } else {
-    tokens = tok.encode(r.prompt_text, {.add_special = true, .parse_special = true});
+    tokens = tok.encode(prompt->text, {.add_special = true, .parse_special = true});
   }
-  const char* field = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
   if (tokens.empty()) throw invalid_field(field, "encodes to no tokens");
   const int64_t context = m.engine->context();
   if (static_cast<int64_t>(tokens.size()) > context) {
@@ -47,6 +42,18 @@ std::vector<int32_t> prompt_tokens(const LoadedModel& m, const CompletionRequest
                                    std::to_string(context) + " positions (--ctx-size)");
   }
   return tokens;
+}
+
+// Every prompt of the request, encoded and checked before any is submitted.
+std::vector<std::vector<int32_t>> all_prompts(const LoadedModel& m, const CompletionRequest& r) {
+  if (r.endpoint == Endpoint::chat_completions) return {prompt_tokens(m, r, nullptr, "messages")};
+  std::vector<std::vector<int32_t>> out;
+  for (size_t i = 0; i < r.prompts.size(); ++i) {
+    const std::string field =
+        r.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
+    out.push_back(prompt_tokens(m, r, &r.prompts[i], field));
+  }
+  return out;
 }
 
 GenerationRequest generation_request(const ServerContext& ctx, const LoadedModel& m,
@@ -69,102 +76,62 @@ GenerationRequest generation_request(const ServerContext& ctx, const LoadedModel
   return g;
 }
 
-std::string sse(const nlohmann::json& j) { return "data: " + to_text(j) + "\n\n"; }
+// Cancels the submitted choices unless release() was called: a request that fails
+// before its answer is set up leaves nothing running.
+class Submitted {
+ public:
+  explicit Submitted(Engine& engine) : engine_(engine) {}
+  ~Submitted() {
+    for (const auto& c : channels_) engine_.cancel(c);
+  }
+  Submitted(const Submitted&) = delete;
+  Submitted& operator=(const Submitted&) = delete;
+  void add(std::shared_ptr<RequestChannel> c) { channels_.push_back(std::move(c)); }
+  const std::vector<std::shared_ptr<RequestChannel>>& channels() const { return channels_; }
+  std::vector<std::shared_ptr<RequestChannel>> release() { return std::move(channels_); }
 
-// A streamed response's state, shared by the content provider and its releaser.
-struct Stream {
-  std::shared_ptr<RequestChannel> channel;
-  Engine* engine = nullptr;
-  ActiveStreams* streams = nullptr;
-  ResponseHeader header;
-  bool include_usage = false;
-  bool first = true;
-  bool ended = false;
-  Clock::time_point last_write = Clock::now();
+ private:
+  Engine& engine_;
+  std::vector<std::shared_ptr<RequestChannel>> channels_;
 };
-
-// One call of the chunked content provider: writes what arrived; false when the
-// client is gone (cpp-httplib then closes the connection and calls the releaser).
-bool write_stream(Stream& s, httplib::DataSink& sink) {
-  const auto write = [&](const std::string& text) {
-    s.last_write = Clock::now();
-    return sink.write(text.data(), text.size());
-  };
-  if (s.first && s.header.endpoint == Endpoint::chat_completions) {
-    s.first = false;  // the role first, before any token, as OpenAI's streams do
-    return write(sse(chunk_json(s.header, "", true)));
-  }
-  RequestChannel::Update u = s.channel->take(kPoll);
-  if (u.error) {
-    s.ended = true;
-    const bool ok = write(sse(u.error->to_json()));
-    sink.done();
-    return ok;
-  }
-  if (!u.text.empty()) {
-    if (!write(sse(chunk_json(s.header, u.text, s.first)))) return false;
-    s.first = false;
-  }
-  if (u.finished) {
-    s.ended = true;
-    std::string tail = sse(chunk_json(s.header, "", false, finish_reason(u.finished->stop_reason)));
-    if (s.include_usage) tail += sse(usage_chunk_json(s.header, u.finished->usage));
-    tail += "data: [DONE]\n\n";
-    const bool ok = write(tail);
-    sink.done();
-    return ok;
-  }
-  if (u.text.empty() && Clock::now() - s.last_write >= kKeepAlive) return write(": keep-alive\n\n");
-  return true;
-}
 
 void serve_completion(ServerContext& ctx, Endpoint endpoint, const httplib::Request& req,
                       httplib::Response& res) {
   const LoadedModel& m = ready_model(ctx);
   const CompletionRequest r = parse_completion_request(req.body, endpoint);
-  std::vector<int32_t> prompt = prompt_tokens(m, r);
+  std::vector<std::vector<int32_t>> prompts = all_prompts(m, r);
   if (ctx.options.log_prompts) {
-    ctx.log("prompt " + cli::one_line(m.tokenizer->decode(prompt)));
+    for (const auto& p : prompts) ctx.log("prompt " + cli::one_line(m.tokenizer->decode(p)));
   }
-  ResponseHeader header{endpoint,
-                        (endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-") +
-                            std::to_string(ctx.next_id++),
-                        std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count(),
-                        r.model.empty() ? m.name : r.model};
-  std::shared_ptr<RequestChannel> channel =
-      m.engine->submit(generation_request(ctx, m, r, std::move(prompt)));
-  if (!r.stream) {
-    // The engine ends every request (shutdown cancels what is left), so this returns.
-    RequestChannel::Update u = channel->wait_finished();
-    if (u.error) throw *u.error;
-    send_json(res, 200, completion_json(header, *u.finished, r.logprobs, r.return_tokens));
-    return;
+  PendingChoices choices;
+  choices.engine = m.engine.get();
+  choices.wakeup = std::make_shared<Wakeup>();
+  choices.header = {endpoint,
+                    (endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-") +
+                        std::to_string(ctx.next_id++),
+                    std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count(),
+                    r.model.empty() ? m.name : r.model};
+  choices.logprobs = r.logprobs;
+  choices.include_usage = r.include_usage;
+  choices.return_tokens = r.return_tokens;
+  Submitted submitted(*m.engine);
+  for (auto& p : prompts)
+    submitted.add(m.engine->submit(generation_request(ctx, m, r, std::move(p)), choices.wakeup));
+  // Until the generator has taken every choice, an error is still the response's
+  // status; the engine takes or refuses each at its next look (every step).
+  for (const auto& c : submitted.channels()) {
+    while (!c->wait_started(std::chrono::milliseconds(200))) {
+    }
+    if (std::optional<ApiError> e = c->error()) throw *e;
   }
-  auto stream = std::make_shared<Stream>();
-  stream->channel = std::move(channel);
-  stream->engine = m.engine.get();
-  stream->streams = &ctx.streams;
-  stream->header = std::move(header);
-  stream->include_usage = r.include_usage;
-  ctx.streams.enter();
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [stream](size_t, httplib::DataSink& sink) {
-        // Outside the route's guard: nothing may escape into cpp-httplib's thread.
-        try {
-          return write_stream(*stream, sink);
-        } catch (const std::exception&) {
-          return false;  // the connection closes; the releaser cancels the request
-        }
-      },
-      [stream](bool) {
-        // Done, or the client went away: a request still running is cancelled.
-        if (!stream->ended) stream->engine->cancel(stream->channel);
-        stream->streams->leave();
-      });
+  choices.channels = submitted.release();
+  if (r.stream) {
+    answer_streamed(res, ctx.streams, std::move(choices));
+  } else {
+    answer_whole(res, ctx.streams, std::move(choices));
+  }
 }
 
 }  // namespace

@@ -31,8 +31,9 @@ std::vector<SequenceState> Engine::sequences() const {
   return sequences_;
 }
 
-std::shared_ptr<RequestChannel> Engine::submit(GenerationRequest request) {
-  auto channel = std::make_shared<RequestChannel>();
+std::shared_ptr<RequestChannel> Engine::submit(GenerationRequest request,
+                                               std::shared_ptr<Wakeup> wakeup) {
+  auto channel = std::make_shared<RequestChannel>(std::move(wakeup));
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw ApiError(503, "the server is shutting down");
@@ -88,6 +89,11 @@ void Engine::apply(Command& command) {
   }
   GenerationRequest request = std::move(*command.request);
   request.on_piece = [ch = channel.get()](std::string_view piece) { ch->post_piece(piece); };
+  if (request.logprobs >= 0) {
+    request.on_logprobs = [ch = channel.get()](std::span<const GeneratedLogprob> logprobs) {
+      ch->post_logprobs(logprobs);
+    };
+  }
   request.on_finish = [this, channel](const Completion& done) {
     ids_.erase(channel.get());
     count_generated(done.id, done.usage.completion_tokens);
@@ -106,6 +112,7 @@ void Engine::apply(Command& command) {
   };
   try {
     ids_[channel.get()] = generator_.add(std::move(request));
+    channel->post_started();
   } catch (const std::exception& e) {
     // The HTTP thread checked what it could; an Error left is the request's fault,
     // anything else (out of memory) the server's.

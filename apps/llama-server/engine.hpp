@@ -35,7 +35,7 @@ struct EngineStats {
   int64_t waiting = 0;          // the others: in the inbox or the generator's queue
   int64_t finished = 0;         // ended on their own (stop, EOS, length)
   int64_t cancelled = 0;        // ended by cancel() or shutdown
-  int64_t cancel_requests = 0;  // cancel() calls (a stream's client left)
+  int64_t cancel_requests = 0;  // cancel() calls (a client left, a request refused)
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
   int64_t generated_tokens = 0;  // of finished requests
@@ -57,7 +57,9 @@ class Engine {
 
   // Queues `request` (its callbacks are the engine's own). Throws ApiError 503 when
   // sequences and queue are all taken or the engine is shutting down.
-  std::shared_ptr<RequestChannel> submit(GenerationRequest request);
+  // `wakeup`: shared with other channels one thread waits on (null: none).
+  std::shared_ptr<RequestChannel> submit(GenerationRequest request,
+                                         std::shared_ptr<Wakeup> wakeup = nullptr);
   // Ends the request behind `channel` (queued or running); no effect once it ended.
   void cancel(const std::shared_ptr<RequestChannel>& channel);
   // Refuses new requests, lets those in flight run for up to `drain`, cancels the

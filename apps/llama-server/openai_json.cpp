@@ -19,7 +19,7 @@ json bytes_of(const std::string& s) {
 }
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}, ...]}.
-json chat_logprobs(const std::vector<GeneratedLogprob>& logprobs) {
+json chat_logprobs(std::span<const GeneratedLogprob> logprobs) {
   json content = json::array();
   for (const GeneratedLogprob& g : logprobs) {
     json top = json::array();
@@ -37,10 +37,9 @@ json chat_logprobs(const std::vector<GeneratedLogprob>& logprobs) {
 }
 
 // Completions (the legacy shape): parallel lists, top_logprobs as piece -> logprob.
-json completion_logprobs(const std::vector<GeneratedLogprob>& logprobs) {
+json completion_logprobs(std::span<const GeneratedLogprob> logprobs, size_t offset) {
   json tokens = json::array(), values = json::array(), tops = json::array(),
        offsets = json::array();
-  size_t offset = 0;
   for (const GeneratedLogprob& g : logprobs) {
     tokens.push_back(g.piece);
     values.push_back(g.value.logprob);
@@ -76,25 +75,40 @@ json usage_json(const GenerationUsage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_prompt_tokens}}}};
 }
 
-json completion_json(const ResponseHeader& h, const Completion& c, int logprobs, bool tokens) {
-  json choice{{"index", 0}, {"finish_reason", finish_reason(c.stop_reason)}};
-  if (tokens) choice["tokens"] = c.tokens;
-  if (is_chat(h)) {
-    choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-    choice["logprobs"] = logprobs >= 0 ? chat_logprobs(c.logprobs) : json();
-  } else {
-    choice["text"] = c.text;
-    choice["logprobs"] = logprobs >= 0 ? completion_logprobs(c.logprobs) : json();
+json logprobs_json(Endpoint endpoint, std::span<const GeneratedLogprob> logprobs, size_t offset) {
+  return endpoint == Endpoint::chat_completions ? chat_logprobs(logprobs)
+                                                : completion_logprobs(logprobs, offset);
+}
+
+json completion_json(const ResponseHeader& h, const std::vector<Choice>& choices, int logprobs,
+                     bool tokens) {
+  json out = json::array();
+  GenerationUsage usage;
+  for (const Choice& choice : choices) {
+    const Completion& c = choice.completion;
+    json j{{"index", choice.index}, {"finish_reason", finish_reason(c.stop_reason)}};
+    if (tokens) j["tokens"] = c.tokens;
+    if (is_chat(h)) {
+      j["message"] = {{"role", "assistant"}, {"content", c.text}};
+    } else {
+      j["text"] = c.text;
+    }
+    j["logprobs"] = logprobs >= 0 ? logprobs_json(h.endpoint, choice.logprobs, 0) : json();
+    out.push_back(std::move(j));
+    usage.prompt_tokens += c.usage.prompt_tokens;
+    usage.cached_prompt_tokens += c.usage.cached_prompt_tokens;
+    usage.completion_tokens += c.usage.completion_tokens;
   }
   json j = header_json(h, is_chat(h) ? "chat.completion" : "text_completion");
-  j["choices"] = json::array({std::move(choice)});
-  j["usage"] = usage_json(c.usage);
+  j["choices"] = std::move(out);
+  j["usage"] = usage_json(usage);
   return j;
 }
 
-json chunk_json(const ResponseHeader& h, std::string_view text, bool first, const char* finish) {
+json chunk_json(const ResponseHeader& h, int64_t index, std::string_view text, bool first,
+                const json& logprobs, const char* finish) {
   json choice{
-      {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish ? json(finish) : json()}};
+      {"index", index}, {"logprobs", logprobs}, {"finish_reason", finish ? json(finish) : json()}};
   if (is_chat(h)) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";

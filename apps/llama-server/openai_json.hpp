@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,15 +29,31 @@ const char* finish_reason(StopReason reason);
 
 nlohmann::json usage_json(const GenerationUsage& usage);
 
-// The whole response of a non-streamed request; `logprobs` as the request asked,
-// `tokens`: the generated ids too (the choice's "tokens", llama.cpp's return_tokens).
-nlohmann::json completion_json(const ResponseHeader& h, const Completion& c, int logprobs,
-                               bool tokens);
+// One choice of a response: the finished request and the logprobs passed on for
+// its text (RequestChannel), `index` its prompt's position.
+struct Choice {
+  int64_t index = 0;
+  Completion completion;
+  std::vector<GeneratedLogprob> logprobs;
+};
 
-// One streamed chunk: text (chat: "delta", the first one with the role); with
-// `finish`, the last chunk carrying finish_reason.
-nlohmann::json chunk_json(const ResponseHeader& h, std::string_view text, bool first,
-                          const char* finish = nullptr);
+// The whole response of a non-streamed request, usage summed over the choices;
+// `logprobs` as the request asked, `tokens`: the generated ids too (the choice's
+// "tokens", llama.cpp's return_tokens).
+nlohmann::json completion_json(const ResponseHeader& h, const std::vector<Choice>& choices,
+                               int logprobs, bool tokens);
+
+// A choice's "logprobs": chat's {"content": [...]}, or completions' legacy parallel
+// lists with text_offset counted from `offset` (the bytes of the choice's tokens
+// before these).
+nlohmann::json logprobs_json(Endpoint endpoint, std::span<const GeneratedLogprob> logprobs,
+                             size_t offset);
+
+// One streamed chunk of choice `index`: text (chat: "delta", the first one with the
+// role), `logprobs` (null: none asked); with `finish`, the last chunk of the choice,
+// carrying finish_reason.
+nlohmann::json chunk_json(const ResponseHeader& h, int64_t index, std::string_view text, bool first,
+                          const nlohmann::json& logprobs = nullptr, const char* finish = nullptr);
 // The usage chunk of stream_options.include_usage: "choices": [].
 nlohmann::json usage_chunk_json(const ResponseHeader& h, const GenerationUsage& usage);
 

@@ -4,6 +4,7 @@
 #include "auth.hpp"
 #include "chat_page.hpp"
 #include "completion_routes.hpp"
+#include "connection_queue.hpp"
 #include "error_report.hpp"
 #include "http_reply.hpp"
 #include "json_fields.hpp"
@@ -83,12 +84,22 @@ void detokenize(const ServerContext& ctx, const Request& req, Response& res) {
   send_json(res, 200, {{"content", m.tokenizer->decode(ids)}});
 }
 
-// Before routing, so before any body is read: cpp-httplib 0.11.4 bounds a body by
-// --max-body only when it comes with a Content-Length, so a chunked one is refused
-// (every OpenAI client sends a length); then the API key, the chat page, /health and
+// Before routing, so before any body is read: first a connection past
+// --max-connections gets 503 (ConnectionQueue); then a chunked body is refused, as
+// cpp-httplib 0.11.4 bounds a body by --max-body only when it comes with a
+// Content-Length (every OpenAI client sends a length); then the API key, the chat
+// page, /health and
 // /v1/models being public.
 httplib::Server::HandlerResponse check_request(const ServerContext& ctx, const Request& req,
                                                Response& res) {
+  if (ConnectionQueue::refusing()) {
+    res.set_header("Connection", "close");
+    send_error(res,
+               ApiError(503, "the server is busy: " + std::to_string(ctx.options.max_connections) +
+                                 " connections are open, the most it takes "
+                                 "(--max-connections)"));
+    return httplib::Server::HandlerResponse::Handled;
+  }
   if (req.has_header("Transfer-Encoding")) {
     // Asks the client to close: cpp-httplib 0.11.4 keeps reading the connection, where
     // the unread chunks then fail to parse as a request (400) and end it.

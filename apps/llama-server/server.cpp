@@ -3,25 +3,13 @@
 
 #include <httplib.h>
 
-#include <algorithm>
 #include <csignal>
 
+#include "connection_queue.hpp"
 #include "llama/error.hpp"
 #include "routes.hpp"
 
 namespace llama::server {
-namespace {
-
-// cpp-httplib serves each connection on a pool thread for as long as it lasts, so a
-// stream holds one: enough for every sequence and queued request, and a few for
-// /health and the like, within a cap that keeps a huge --queue from spawning
-// thousands of threads.
-size_t pool_threads(const ServerOptions& o) {
-  return static_cast<size_t>(std::min<int64_t>(o.parallel + o.queue + 4, 512));
-}
-
-}  // namespace
-
 Server::Server(ServerOptions options, std::function<void(const std::string&)> log_line)
     : options_(std::move(options)), ctx_(options_, std::move(log_line)) {}
 
@@ -32,9 +20,12 @@ int Server::listen() {
   // would end the process instead (cpp-httplib sends without MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);
   http_ = std::make_unique<httplib::Server>();
-  const size_t threads = pool_threads(options_);
+  // cpp-httplib serves each connection on a pool thread for as long as it lasts (a
+  // stream holds one); connections past --max-connections are answered 503 at once.
   // cpp-httplib takes ownership of the queue it is given (its API wants a raw pointer).
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const auto threads = static_cast<size_t>(options_.http_threads);
+  const auto max_open = static_cast<size_t>(options_.max_connections);
+  http_->new_task_queue = [threads, max_open] { return new ConnectionQueue(threads, max_open); };
   http_->set_payload_max_length(static_cast<size_t>(options_.max_body));
   http_->set_read_timeout(static_cast<time_t>(options_.timeout));
   http_->set_write_timeout(static_cast<time_t>(options_.timeout));

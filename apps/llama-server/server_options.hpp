@@ -36,8 +36,13 @@ struct ServerOptions {
   std::vector<std::string> api_keys;
   int64_t max_body = int64_t{4} << 20;  // bytes
   int64_t queue = 64;                   // requests waiting for a sequence
-  int64_t timeout = 600;                // seconds a client may stall reading or writing
-  int64_t drain_timeout = 10;           // seconds shutdown lets requests run on
+  // cpp-httplib's pool: threads serving connections, and connections open at once
+  // (served or accepted and waiting for a thread); past that a connection gets 503.
+  // Parsing sets both (defaults from --parallel and --queue).
+  int64_t http_threads = 72;
+  int64_t max_connections = 144;
+  int64_t timeout = 600;       // seconds a client may stall reading or writing
+  int64_t drain_timeout = 10;  // seconds shutdown lets requests run on
   bool log_prompts = false;
   std::string help_text;
 };

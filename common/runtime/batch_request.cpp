@@ -165,14 +165,19 @@ void Request::sample(std::span<const float> logits) {
     return;
   }
   out_.tokens.push_back(next);
+  const std::string text = stream_->push(next);
+  streamed_ += static_cast<int64_t>(text.size());
   if (req_.logprobs >= 0) {
     out_.logprobs.push_back(
         logprob_of(tokenizer_, logits, sampler_->temperature(), last_, next, req_.logprobs));
+    logprob_ends_.push_back(streamed_);
   }
   // Generated text passes the stop strings first; the prompt's does not.
-  print(stops_.feed(stream_->push(next)));
+  print(stops_.feed(text));
   if (finished_) return;  // on_piece cancelled it
   if (stops_.matched()) {
+    pass_logprobs(Pass::partly);  // when the stop left nothing new to print
+    if (finished_) return;
     out_.stop_text = stops_.matched_stop();
     finish(StopReason::stop, /*flush=*/false);  // nothing from the stop string on
     return;
@@ -192,7 +197,25 @@ void Request::sample(std::span<const float> logits) {
 void Request::print(const std::string& piece) {
   if (piece.empty()) return;
   out_.text += piece;
+  if (generating_) {
+    printed_ += static_cast<int64_t>(piece.size());
+    pass_logprobs(stops_.matched() ? Pass::partly : Pass::printed);
+  }
   if (req_.on_piece) req_.on_piece(piece);
+}
+
+void Request::pass_logprobs(Pass which) {
+  size_t end = logprobs_passed_;
+  for (; end < logprob_ends_.size(); ++end) {
+    const int64_t start = end == 0 ? 0 : logprob_ends_[end - 1];
+    const bool passes = which == Pass::all || logprob_ends_[end] <= printed_ ||
+                        (which == Pass::partly && start < printed_);
+    if (!passes) break;
+  }
+  if (end == logprobs_passed_) return;
+  const size_t from = logprobs_passed_;
+  logprobs_passed_ = end;
+  if (req_.on_logprobs) req_.on_logprobs(std::span(out_.logprobs).subspan(from, end - from));
 }
 
 void Request::finish(StopReason reason, bool flush) {
@@ -201,6 +224,8 @@ void Request::finish(StopReason reason, bool flush) {
   if (flush) {
     if (generating_) {
       print(stops_.feed(stream_->finish()) + stops_.flush());
+      // Everything generated is printed now (up to a stop the flush found).
+      pass_logprobs(stops_.matched() ? Pass::partly : Pass::all);
     } else {
       print(stream_->finish());
     }

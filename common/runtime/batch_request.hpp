@@ -68,6 +68,11 @@ class Request {
   void echo_until(int64_t last);  // echo_prompt: prompt pieces up to index `last`
   void sample(std::span<const float> logits);
   void print(const std::string& piece);
+  // on_logprobs for the tokens whose text is all printed; `partly`: also those whose
+  // text began before the end of what is printed (a stop string cut the rest);
+  // `all`: every token left.
+  enum class Pass { printed, partly, all };
+  void pass_logprobs(Pass which);
   // Ends the request. flush: pass on the text the stream and stop strings hold.
   void finish(StopReason reason, bool flush);
 
@@ -91,6 +96,12 @@ class Request {
   int32_t pending_ = -1;      // sampled and not yet run (-1: none)
   int32_t last_ = -1;         // the last token run (logprobs' piece follows it)
   int32_t sequence_ = -1;
+  // Generated text: bytes the stream gave, bytes printed (past the stop strings),
+  // where each logprob's token ends in the stream's bytes, logprobs passed on.
+  int64_t streamed_ = 0;
+  int64_t printed_ = 0;
+  std::vector<int64_t> logprob_ends_;
+  size_t logprobs_passed_ = 0;
   bool generating_ = false;  // past the prompt: text goes through the stop strings
   bool finished_ = false;
   Clock::time_point added_, decode_start_;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,9 @@ struct GeneratedLogprob {
 // Called with each piece of text the tokenizer's stream() gives (llama2.c:
 // run.c's safe_printf filter; tokenizer.json: whole UTF-8 characters).
 using PieceCallback = std::function<void(std::string_view piece)>;
+// Called with the logprobs of generated tokens once their text is passed on (a
+// server streaming logprobs with the text they belong to).
+using LogprobsCallback = std::function<void(std::span<const GeneratedLogprob> logprobs)>;
 
 struct SamplingSettings {
   float temperature = 0.0f;  // 0: greedy argmax
@@ -95,7 +99,14 @@ struct GenerationRequest {
   // its first `context` tokens, echoes the one after them and samples nothing
   // (StopReason::steps). Otherwise only generated text reaches on_piece.
   bool echo_prompt = false;
-  PieceCallback on_piece;    // each piece of text as it completes
+  PieceCallback on_piece;  // each piece of text as it completes
+  // With logprobs >= 0: each generated token's logprob, in order, just before the
+  // on_piece call that passes the last of its text on (text held back, a stop string
+  // that may begin or a character not yet whole, holds its tokens back too), or at
+  // the end for tokens whose text is empty. A token whose text a stop string cuts
+  // off entirely is never passed; one cut partly is (its text before the stop went
+  // out). A cancelled request's held-back tokens are not passed.
+  LogprobsCallback on_logprobs;
   FinishCallback on_finish;  // once, when the request ends (cancel() included)
 };
 
