@@ -14,6 +14,8 @@ packages=(
   libpcre2-dev  # tokenizer.json pre-tokenizer regexes (JIT)
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN: bf16 prefill products (its config wants OpenCL)
   gnuplot-nox  # llama-bench --plot
+  nginx  # the replica tests' balancer (tests/deploy, docs/deploy.md)
+  systemd  # systemd-analyze verifies deploy/systemd's unit
   chromium  # the chat page's browser test (tests/browser), headless
 )
 # Extra tools for optional stages: LLAMA_DEPS_EXTRA="clang-14 libclang-rt-14-dev gnuplot-nox"
@@ -49,7 +51,7 @@ install_missing() {
 
 # Each npm test directory's packages, exactly as its lockfile says: installed when
 # node_modules is missing or older than the lockfile.
-for dir in tests/browser; do
+for dir in tests/browser tests/deploy; do
   lock="$root/$dir/package-lock.json"
   installed="$root/$dir/node_modules/.package-lock.json"
   if [ ! -e "$installed" ] || [ "$lock" -nt "$installed" ]; then
