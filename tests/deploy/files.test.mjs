@@ -51,6 +51,12 @@ function arg(args, flag) {
   return args[i + 1];
 }
 
+test('docs/deploy.md prints deploy/kubernetes/llama-server.yaml verbatim', () => {
+  const file = read('deploy/kubernetes/llama-server.yaml');
+  const blocks = [...read('docs/deploy.md').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.ok(blocks.includes(file), 'no yaml block in docs/deploy.md equals deploy/kubernetes/llama-server.yaml');
+});
+
 test('the Kubernetes manifest: a Deployment, a Service and an HPA that fit together', async () => {
   const { Deployment: dep, Service: svc, HorizontalPodAutoscaler: hpa } = manifest();
   assert.ok(dep && svc && hpa, 'the manifest needs a Deployment, a Service and a HorizontalPodAutoscaler');
