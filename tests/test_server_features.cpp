@@ -14,28 +14,6 @@ using namespace server_test;
 
 namespace {
 
-// A raw connection to the server, closed at the end of its scope.
-struct RawSocket {
-  explicit RawSocket(int port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-  }
-  ~RawSocket() { close(); }
-  void send(const std::string& data) const {
-    REQUIRE(::send(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
-  }
-  void close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  int fd = -1;
-};
-
 std::string post_request(const std::string& path, const json& body) {
   const std::string text = body.dump();
   return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
