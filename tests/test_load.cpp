@@ -139,6 +139,12 @@ TEST_CASE("llama-load: flags, prompt and report", "[load]") {
   CHECK(o.requests == 16);
   CHECK(o.prompt == "Once upon a time there");
   CHECK(prompt_of_tokens(40) == prompt_of_tokens(40));
+  // Distinct prompts: 4 words of their own, then the same text.
+  CHECK(prompt_of_tokens(6, 0) == "Red Red Red Red there was");
+  CHECK(prompt_of_tokens(6, 1) == "Blue Red Red Red there was");
+  CHECK(prompt_of_tokens(6, 0x1234) == "Pink Yellow Green Blue there was");
+  CHECK(prompt_of_tokens(6, 0x10000) == prompt_of_tokens(6, 0));
+  CHECK(parse_load_options({"--prompt-tokens", "4", "--distinct-prompts"}).distinct_prompts);
   CHECK(parse_load_options({}).prompt == prompt_of_tokens(128));
 
   const auto bad = [](std::vector<std::string> args, const std::string& flag) {
@@ -160,6 +166,8 @@ TEST_CASE("llama-load: flags, prompt and report", "[load]") {
   bad({"--format", "csv"}, "--format");
   bad({"--timeout", "0"}, "--timeout");
   bad({"--api-key", ""}, "--api-key");
+  bad({"--prompt", "x", "--distinct-prompts"}, "--distinct-prompts");
+  bad({"--prompt-tokens", "3", "--distinct-prompts"}, "--distinct-prompts");
 
   LevelRun run;
   run.concurrency = 2;
@@ -336,7 +344,7 @@ TEST_CASE("llama-load: against llama-server, every request counted", "[load]") {
 
   // The text table.
   const auto text = run_load({"--url", url, "--api-key", "secret", "--requests", "2",
-                              "--max-tokens", "4", "--warmup", "0"});
+                              "--max-tokens", "4", "--warmup", "0", "--distinct-prompts"});
   INFO("stderr: " << text.err);
   CHECK(text.exit_code == 0);
   CHECK_THAT(text.out, Contains("TTFT ms p50/p90/p99") && Contains("ITL ms p50/p90/p99"));

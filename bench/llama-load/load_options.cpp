@@ -85,6 +85,9 @@ LoadOptions parse_load_options(const std::vector<std::string>& args) {
       "prompt", po::value(&o.prompt)->value_name("TEXT"), "the prompt of every request")(
       "prompt-tokens", po::value(&o.prompt_tokens)->value_name("N"),
       "a prompt of about N tokens from a fixed word list (default 128 unless --prompt)")(
+      "distinct-prompts",
+      "with --prompt-tokens: each request's prompt starts with 4 words of its own, so no "
+      "server answers it from a cached prefix")(
       "max-tokens", po::value(&o.max_tokens)->value_name("N"),
       "tokens each request generates, with ignore_eos (default 128)")(
       "temperature", po::value(&o.temperature)->value_name("NUM"),
@@ -131,6 +134,11 @@ LoadOptions parse_load_options(const std::vector<std::string>& args) {
     if (!vm.count("prompt-tokens")) o.prompt_tokens = 128;
     check_range("prompt-tokens", static_cast<double>(o.prompt_tokens), 1, 1 << 20);
     o.prompt = prompt_of_tokens(o.prompt_tokens);
+  }
+  o.distinct_prompts = vm.count("distinct-prompts") > 0;
+  if (o.distinct_prompts && o.prompt_tokens < kVariantWords) {
+    throw UsageError("--distinct-prompts: needs --prompt-tokens of at least " +
+                     std::to_string(kVariantWords));
   }
   check_range("max-tokens", static_cast<double>(o.max_tokens), 1, 1 << 24);
   check_range("temperature", o.temperature, 0, 2);

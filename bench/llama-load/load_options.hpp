@@ -22,10 +22,11 @@ struct LoadOptions {
   std::string api_key;
   Endpoint endpoint = Endpoint::completions;
   std::vector<int> concurrency{1};
-  int64_t requests = 0;       // per level; 0 when --duration is given
-  double duration = 0;        // seconds per level; 0 when --requests is used
-  std::string prompt;         // --prompt, or the one built for --prompt-tokens
-  int64_t prompt_tokens = 0;  // --prompt-tokens, else 0
+  int64_t requests = 0;           // per level; 0 when --duration is given
+  double duration = 0;            // seconds per level; 0 when --requests is used
+  std::string prompt;             // --prompt, or the one built for --prompt-tokens
+  int64_t prompt_tokens = 0;      // --prompt-tokens, else 0
+  bool distinct_prompts = false;  // each request's prompt starts differently (prompt_text.hpp)
   int64_t max_tokens = 128;
   double temperature = 0;
   std::optional<uint64_t> seed;

@@ -84,7 +84,8 @@ json report_json(const LoadOptions& o, const std::vector<LevelSummary>& levels) 
                    {"temperature", o.temperature},
                    {"warmup_requests", o.warmup},
                    {"timeout_s", o.timeout},
-                   {"prompt_chars", o.prompt.size()}};
+                   {"prompt_chars", o.prompt.size()},
+                   {"distinct_prompts", o.distinct_prompts}};
   settings["requests_per_level"] = o.requests > 0 ? json(o.requests) : json(nullptr);
   settings["duration_s"] = o.requests > 0 ? json(nullptr) : json(o.duration);
   settings["prompt_tokens_requested"] = o.prompt_tokens > 0 ? json(o.prompt_tokens) : json(nullptr);
@@ -122,7 +123,7 @@ std::string report_text(const LoadOptions& o, const std::vector<LevelSummary>& l
   out << "llama-load: " << o.url << endpoint_path(o) << ", max_tokens " << o.max_tokens
       << ", prompt ";
   if (o.prompt_tokens > 0) {
-    out << "about " << o.prompt_tokens << " tokens";
+    out << "about " << o.prompt_tokens << " tokens" << (o.distinct_prompts ? " (distinct)" : "");
   } else {
     out << o.prompt.size() << " chars";
   }

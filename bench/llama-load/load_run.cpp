@@ -8,8 +8,8 @@
 
 namespace llama::load {
 
-LevelRun run_level(const LoadOptions& o, const std::string& body, int concurrency, int64_t requests,
-                   double duration_s) {
+LevelRun run_level(const LoadOptions& o, const std::function<std::string()>& next_body,
+                   int concurrency, int64_t requests, double duration_s) {
   using Clock = std::chrono::steady_clock;
   LevelRun run;
   run.concurrency = concurrency;
@@ -27,7 +27,7 @@ LevelRun run_level(const LoadOptions& o, const std::string& body, int concurrenc
     for (int i = 0; i < concurrency; ++i) {
       clients.emplace_back([&] {
         while (another()) {
-          RequestRecord r = stream_request(o, body);
+          RequestRecord r = stream_request(o, next_body());
           std::lock_guard lock(mutex);
           run.records.push_back(std::move(r));
         }

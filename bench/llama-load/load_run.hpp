@@ -2,6 +2,8 @@
 // back, for a number of requests or a duration.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "load_options.hpp"
@@ -15,9 +17,10 @@ struct LevelRun {
   std::vector<RequestRecord> records;
 };
 
-// `requests` > 0: that many requests shared by the clients; else requests start until
-// `duration_s` has passed (those started finish and count).
-LevelRun run_level(const LoadOptions& o, const std::string& body, int concurrency, int64_t requests,
-                   double duration_s);
+// Each request sends next_body() (called from the client threads); `requests` > 0: that many
+// requests shared by the clients; else requests start until `duration_s` has passed (those started
+// finish and count).
+LevelRun run_level(const LoadOptions& o, const std::function<std::string()>& next_body,
+                   int concurrency, int64_t requests, double duration_s);
 
 }  // namespace llama::load

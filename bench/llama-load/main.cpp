@@ -1,5 +1,6 @@
 // llama-load: drives an OpenAI-compatible server (ours or llama.cpp's llama-server) with
 // streamed requests at fixed concurrency levels and reports token rates, TTFT and ITL.
+#include <atomic>
 #include <iostream>
 
 #include "backend_flags.hpp"
@@ -7,6 +8,7 @@
 #include "load_options.hpp"
 #include "load_report.hpp"
 #include "load_run.hpp"
+#include "prompt_text.hpp"
 #include "stream_request.hpp"
 #include "usage_error.hpp"
 
@@ -20,10 +22,16 @@ int run(const llama::load::LoadOptions& o) {
     std::cerr << kProgram << ": cannot reach " << o.url << " (" << *why << " error)\n";
     return 1;
   }
-  const std::string body = request_body(o);
+  const std::string body = request_body(o, o.prompt);
+  // Numbered across the run, warm-up included: every request of a run is distinct and
+  // a run's prompts are the same every time.
+  std::atomic<uint64_t> sent{0};
+  const auto next_body = [&] {
+    return o.distinct_prompts ? request_body(o, prompt_of_tokens(o.prompt_tokens, sent++)) : body;
+  };
   if (o.warmup > 0) {
     // Warm-up answers are not measured, but a server failing them fails the run.
-    const LevelSummary w = summarize(run_level(o, body, o.concurrency.front(), o.warmup, 0));
+    const LevelSummary w = summarize(run_level(o, next_body, o.concurrency.front(), o.warmup, 0));
     if (w.failed > 0) {
       std::cerr << kProgram << ": warm-up request failed: " << w.errors.front().first << "\n";
       return 1;
@@ -32,7 +40,7 @@ int run(const llama::load::LoadOptions& o) {
   std::vector<LevelSummary> levels;
   bool failed = false;
   for (const int c : o.concurrency) {
-    levels.push_back(summarize(run_level(o, body, c, o.requests, o.duration)));
+    levels.push_back(summarize(run_level(o, next_body, c, o.requests, o.duration)));
     failed = failed || levels.back().failed > 0;
   }
   if (o.json) {

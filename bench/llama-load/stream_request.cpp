@@ -35,12 +35,12 @@ std::optional<double> RequestRecord::decode_tokens_per_s() const {
   return static_cast<double>(tokens - 1) / span;
 }
 
-std::string request_body(const LoadOptions& o) {
+std::string request_body(const LoadOptions& o, const std::string& prompt) {
   nlohmann::json j;
   if (o.endpoint == Endpoint::chat) {
-    j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", o.prompt}}});
+    j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
   } else {
-    j["prompt"] = o.prompt;
+    j["prompt"] = prompt;
   }
   if (!o.model.empty()) j["model"] = o.model;
   j["max_tokens"] = o.max_tokens;

@@ -25,8 +25,8 @@ struct RequestRecord {
   std::optional<double> decode_tokens_per_s() const;
 };
 
-// The JSON body every request of a run sends (stream with usage, ignore_eos, max_tokens).
-std::string request_body(const LoadOptions& o);
+// The JSON body of a request of `prompt` (stream with usage, ignore_eos, max_tokens).
+std::string request_body(const LoadOptions& o, const std::string& prompt);
 
 // The route of o.endpoint.
 const char* endpoint_path(const LoadOptions& o);
