@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "sse_parser.hpp"
 #include "stats.hpp"
 #include "stream_chunk.hpp"
+#include "stream_request.hpp"
 #include "test_support.hpp"
 #include "usage_error.hpp"
 
@@ -368,4 +370,75 @@ TEST_CASE("llama-load: against llama-server, every request counted", "[load]") {
   check_one_line_error(run_load({"--url", url, "--requests", "1"}), 1, url);
   check_one_line_error(run_load({"--url", "https://127.0.0.1:1"}), 2,
                        "--url: https is not supported");
+}
+
+TEST_CASE("llama-load: streams that end badly are counted as failures", "[load]") {
+  // An in-process server answering each prompt its own way, over chunked encoding with
+  // CRLF events split mid-line.
+  httplib::Server server;
+  server.Post("/v1/completions", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string prompt = json::parse(req.body)["prompt"];
+    if (prompt == "busy") {
+      res.status = 503;
+      res.set_content(R"({"error":{"message":"the queue is full","type":"server_error"}})",
+                      "application/json");
+      return;
+    }
+    std::vector<std::string> parts = {"data: {\"choices\":[{\"te", "xt\":\"a\"}]}\r", "\n\r\n",
+                                      "data: {\"choices\":[{\"text\":\"b\"}]}\r\n\r\n"};
+    if (prompt == "fails") parts.push_back("data: {\"error\":{\"message\":\"boom\"}}\r\n\r\n");
+    if (prompt == "no usage") parts.push_back("data: [DONE]\r\n\r\n");
+    res.set_chunked_content_provider("text/event-stream", [parts](size_t, httplib::DataSink& sink) {
+      for (const std::string& p : parts) sink.write(p.data(), p.size());
+      sink.done();
+      return true;
+    });
+  });
+  // Bound and listening once this returns: connections wait in the backlog.
+  const int port = server.bind_to_any_port("127.0.0.1");
+  REQUIRE(port > 0);
+  std::thread thread([&] { server.listen_after_bind(); });
+  struct Stop {
+    httplib::Server& s;
+    std::thread& t;
+    ~Stop() {
+      // stop() only ends a loop that has started: wait for it (it serves every request
+      // above, so this is a wait only when a check failed before the first).
+      while (!s.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      s.stop();
+      t.join();
+    }
+  } stop{server, thread};
+
+  LoadOptions o = parse_load_options({"--url", "http://127.0.0.1:" + std::to_string(port)});
+  const auto send = [&](const std::string& prompt) {
+    return stream_request(o, request_body(o, prompt));
+  };
+  const RequestRecord no_usage = send("no usage");
+  INFO(no_usage.error);
+  CHECK(no_usage.ok);
+  CHECK(no_usage.chunks == 2);
+  CHECK(no_usage.tokens == 2);
+  CHECK_FALSE(no_usage.tokens_from_usage);
+  CHECK(no_usage.ttft_s.value() > 0);
+  CHECK(no_usage.gaps_s.size() == 1);
+
+  const RequestRecord fails = send("fails");
+  CHECK_FALSE(fails.ok);
+  CHECK(fails.error == "error event in the stream: boom");
+  const RequestRecord cut = send("cut short");
+  CHECK_FALSE(cut.ok);
+  CHECK(cut.error == "the stream ended without data: [DONE]");
+  const RequestRecord busy = send("busy");
+  CHECK_FALSE(busy.ok);
+  CHECK(busy.status == 503);
+  CHECK(busy.error == "the queue is full");
+
+  LevelRun run;
+  run.records = {no_usage, fails, busy};
+  const LevelSummary s = summarize(run);
+  CHECK(s.requests_without_usage == 1);
+  REQUIRE(s.errors.size() == 2);
+  CHECK(s.errors[0].first == "error event in the stream: boom");
+  CHECK(s.errors[1].first == "HTTP 503: the queue is full");
 }

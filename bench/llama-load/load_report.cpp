@@ -48,8 +48,9 @@ LevelSummary summarize(const LevelRun& run) {
   for (const RequestRecord& r : run.records) {
     if (!r.ok) {
       ++s.failed;
-      const std::string message =
-          r.status != 0 ? "HTTP " + std::to_string(r.status) + ": " + r.error : r.error;
+      const std::string message = r.status != 0 && r.status != 200
+                                      ? "HTTP " + std::to_string(r.status) + ": " + r.error
+                                      : r.error;
       auto it = std::find_if(s.errors.begin(), s.errors.end(),
                              [&](const auto& e) { return e.first == message; });
       if (it != s.errors.end()) {

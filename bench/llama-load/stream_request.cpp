@@ -113,6 +113,7 @@ RequestRecord stream_request(const LoadOptions& o, const std::string& body) {
   } else if (res->status != 200) {
     r.status = res->status;
     r.error = error_message(error_body.empty() ? res->body : error_body);
+    if (r.error.empty()) r.error = "(an empty body)";
   } else if (!done) {
     r.error = "the stream ended without data: [DONE]";
   } else if (r.chunks == 0) {
