@@ -234,15 +234,12 @@ class ServerProcess {
       pid_ = -1;
       FAIL("cannot start " LLAMA_SERVER_PATH);
     }
-    // The first line: "llama-server: listening on http://127.0.0.1:PORT".
-    std::string line;
-    char c;
-    while (::read(fds[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-    ::close(fds[0]);  // the server's later stdout writes (none) would get EPIPE
-    const size_t colon = line.rfind(':');
-    INFO("llama-server's first line: " << line);
-    REQUIRE((line.find("listening on http://") != std::string::npos && colon != std::string::npos));
-    port = std::stoi(line.substr(colon + 1));
+    try {
+      read_port(fds[0]);
+    } catch (...) {
+      stop();  // the destructor does not run for a constructor that throws
+      throw;
+    }
   }
   ~ServerProcess() { stop(); }
   ServerProcess(const ServerProcess&) = delete;
@@ -268,6 +265,18 @@ class ServerProcess {
   int port = 0;
 
  private:
+  void read_port(int fd) {
+    // The first line: "llama-server: listening on http://127.0.0.1:PORT".
+    std::string line;
+    char c;
+    while (::read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+    ::close(fd);  // the server's later stdout writes (none) would get EPIPE
+    const size_t colon = line.rfind(':');
+    INFO("llama-server's first line: " << line);
+    REQUIRE((line.find("listening on http://") != std::string::npos && colon != std::string::npos));
+    port = std::stoi(line.substr(colon + 1));
+  }
+
   pid_t pid_ = -1;
   int status_ = -1;
 };
