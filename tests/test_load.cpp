@@ -70,6 +70,14 @@ TEST_CASE("llama-load: SSE events split anywhere give the same data", "[load]") 
   SseParser p;
   CHECK(p.feed("data: half").empty());
   CHECK(p.pending());
+  // An event past the bound stops the parse rather than growing without end.
+  SseParser big;
+  const std::string line(1 << 20, 'x');
+  for (size_t i = 0; i < SseParser::kMaxEventBytes / line.size() + 1; ++i) {
+    CHECK(big.feed("data: " + line + "\n").empty());
+  }
+  CHECK(big.overflowed());
+  CHECK(big.feed("\n\ndata: [DONE]\n\n").empty());
 }
 
 TEST_CASE("llama-load: stream chunks of completions and chat", "[load]") {

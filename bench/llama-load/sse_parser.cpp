@@ -6,6 +6,7 @@ namespace llama::load {
 std::vector<std::string> SseParser::feed(std::string_view bytes) {
   std::vector<std::string> events;
   for (const char c : bytes) {
+    if (overflowed_) break;
     if (after_cr_) {
       after_cr_ = false;
       if (c == '\n') continue;  // the LF of a CRLF split across two reads or not
@@ -13,6 +14,11 @@ std::vector<std::string> SseParser::feed(std::string_view bytes) {
     if (c == '\r' || c == '\n') {
       after_cr_ = c == '\r';
       end_line(events);
+    } else if (line_.size() + data_.size() >= kMaxEventBytes) {
+      overflowed_ = true;
+      line_.clear();
+      data_.clear();
+      has_data_ = false;
     } else {
       line_.push_back(c);
     }

@@ -10,6 +10,10 @@ namespace llama::load {
 
 class SseParser {
  public:
+  // The longest event kept (its data lines together); a stream with a longer one stops
+  // being parsed: overflowed() is then true and feed returns nothing more.
+  static constexpr size_t kMaxEventBytes = size_t{16} << 20;
+
   // Feeds the next bytes; returns the data of each event they complete, in order.
   // Lines end with LF, CRLF or CR; an event ends at a blank line; its `data:` lines
   // are joined with LF; comments (`:` lines) and other fields are skipped.
@@ -18,6 +22,8 @@ class SseParser {
   // Bytes held for an event not yet complete (a stream that ended mid-event).
   bool pending() const { return !line_.empty() || has_data_; }
 
+  bool overflowed() const { return overflowed_; }
+
  private:
   void end_line(std::vector<std::string>& events);
 
@@ -25,6 +31,7 @@ class SseParser {
   std::string data_;
   bool has_data_ = false;
   bool after_cr_ = false;  // the last byte was CR: an LF next belongs to it
+  bool overflowed_ = false;
 };
 
 }  // namespace llama::load

@@ -82,10 +82,16 @@ RequestRecord stream_request(const LoadOptions& o, const std::string& body) {
       if (error_body.size() < 4096) error_body.append(data, std::min<size_t>(n, 4096));
       return true;
     }
-    for (const std::string& event : parser.feed({data, n})) {
+    const std::vector<std::string> events = parser.feed({data, n});
+    if (parser.overflowed()) {
+      stream_error =
+          "an event in the stream over " + std::to_string(SseParser::kMaxEventBytes) + " bytes";
+      return false;
+    }
+    for (const std::string& event : events) {
       const StreamChunk c = parse_stream_chunk(event, o.endpoint);
       if (c.error) {
-        stream_error = *c.error;
+        stream_error = "error event in the stream: " + *c.error;
         return false;  // the server ended this request; stop reading
       }
       if (c.done) done = true;
@@ -106,7 +112,7 @@ RequestRecord stream_request(const LoadOptions& o, const std::string& body) {
   const httplib::Result res = client.send(req);
   r.total_s = seconds(Clock::now() - start);
   if (stream_error) {
-    r.error = "error event in the stream: " + *stream_error;
+    r.error = *stream_error;
   } else if (!res) {
     r.status = 0;
     r.error = "no answer: " + httplib::to_string(res.error());
