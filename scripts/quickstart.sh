@@ -6,7 +6,8 @@
 # Without -k, the tokenizer beside the checkpoint. Any other arguments go to llama-cli.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+# The Debian packages only: the npm client of the server tests waits for them too.
+LLAMA_DEPS_NPM=0 "$root/scripts/install-deps.sh"
 # Only llama-cli and the libraries it links: the tests, tools and examples wait for
 # scripts/test.sh, so the first story comes in minutes.
 "$root/scripts/build.sh" --target llama-cli
