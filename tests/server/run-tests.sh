@@ -15,6 +15,9 @@ if [ "$here/package-lock.json" -nt "$installed" ]; then
   echo "llama_server_openai: tests/server/node_modules is older than package-lock.json: run scripts/install-deps.sh" >&2
   exit 1
 fi
+for model in stories1M.bin tok2048.bin; do
+  [ -f "$3/$model" ] || { echo "llama_server_openai: $3/$model is missing (LLAMA_MODELS_DIR; see ../shared/models/README.md)" >&2; exit 1; }
+done
 export LLAMA_SERVER="$1" LLAMA_CLI="$2" LLAMA_MODELS_DIR="$3"
 cd "$here"
 # The files run side by side: each waits mostly on its own servers (and on their
