@@ -54,6 +54,8 @@ after(async () => {
 process.on('exit', () => {
   for (const s of running) s.child.kill('SIGKILL');
 });
+// The runner cancelling this file (a timeout, ^C) must not orphan the servers either.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(1));
 
 export class Server {
   constructor(child) {
