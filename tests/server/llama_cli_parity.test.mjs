@@ -11,6 +11,8 @@ const completions = [
   { prompt: 'Once upon a time', temperature: 0, top_p: 0.9, seed: 1, max_tokens: 40 },
   { prompt: 'The little dog ran to the park', temperature: 0.8, top_p: 0.9, seed: 42, max_tokens: 48 },
   { prompt: 'Lily and Ben', temperature: 1, top_p: 0, seed: 7, max_tokens: 32 },
+  // A story the model ends (run.c's BOS) before max_tokens: finish_reason stop.
+  { prompt: 'Tom had a red ball', temperature: 0.8, top_p: 0.9, seed: 5, max_tokens: 200 },
 ];
 const chats = [
   { content: 'Tell me a story about a cat.', temperature: 0, top_p: 0.9, seed: 1, max_tokens: 24 },
@@ -32,6 +34,7 @@ for (const backend of ['reference', 'blas', 'graph']) {
     after(() => server.stop());
 
     test('completions: the same tokens and text', async () => {
+      const stops = new Set();
       for (const c of completions) {
         const cli = JSON.parse(
           await runCli(['-b', backend, '-p', c.prompt, ...sampling(c), '-n', String(c.max_tokens), '--format', 'json']),
@@ -44,7 +47,9 @@ for (const backend of ['reference', 'blas', 'graph']) {
         assert.equal(cli.text, c.prompt + choice.text, what);
         assert.equal(choice.finish_reason, finishReason(cli.stop_reason), what);
         assert.equal(got.usage.prompt_tokens, cli.prompt_tokens.length, what);
+        stops.add(choice.finish_reason);
       }
+      assert.deepEqual([...stops].sort(), ['length', 'stop'], 'the cases end both ways');
     });
 
     test('chat: the same reply as llama-cli on the rendered conversation, and as -m chat when greedy', async () => {
