@@ -6,6 +6,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 [ $# -eq 3 ] || { echo "usage: $0 LLAMA_SERVER LLAMA_CLI MODELS_DIR" >&2; exit 2; }
 command -v node >/dev/null || { echo "llama_server_openai: node is not installed: run scripts/install-deps.sh" >&2; exit 1; }
+# The openai client documents Node 20 and later; node --test-concurrency came in 20.10.
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 10) ? 0 : 1)' ||
+  { echo "llama_server_openai: node $(node --version) is older than the 20.10 these tests need" >&2; exit 1; }
 installed="$here/node_modules/.package-lock.json"
 if [ ! -f "$installed" ]; then
   echo "llama_server_openai: tests/server/node_modules is missing: run scripts/install-deps.sh (it runs npm ci there)" >&2
