@@ -6,7 +6,8 @@
 # Without -k, the tokenizer beside the checkpoint. Any other arguments go to llama-cli.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+# What the build needs only: the test-only packages and npm wait for scripts/test.sh.
+LLAMA_DEPS_TESTS=0 "$root/scripts/install-deps.sh"
 # Only llama-cli and the libraries it links: the tests, tools and examples wait for
 # scripts/test.sh, so the first story comes in minutes.
 "$root/scripts/build.sh" --target llama-cli
