@@ -85,6 +85,7 @@ Exchange exchange(int port, const Call& call) {
   if (!call.api_key.empty()) req.set_header("Authorization", "Bearer " + call.api_key);
   // The status and headers as they come, so a stream cut on purpose still has them.
   req.response_handler = [&](const httplib::Response& r) {
+    out.answered = true;
     out.status = r.status;
     out.content_type = r.get_header_value("Content-Type");
     return true;
@@ -103,8 +104,15 @@ Exchange exchange(int port, const Call& call) {
   };
   const httplib::Result res = client.send(req);
   if (!res && !out.cut && !out.timed_out) {
-    out.status = 0;  // whatever came, the exchange did not end as HTTP says
-    out.transport = httplib::to_string(res.error());
+    // Whatever came, the exchange did not end as HTTP says: say how far it got.
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - (deadline - call.deadline));
+    out.transport = httplib::to_string(res.error()) + " error after " + std::to_string(ms.count()) +
+                    " ms, " +
+                    (out.status != 0 ? "status " + std::to_string(out.status) + " and "
+                                     : std::string("no status line, ")) +
+                    std::to_string(out.body.size()) + " body bytes received";
+    out.status = 0;
   }
   if (std::chrono::steady_clock::now() > deadline) out.timed_out = true;
   return out;

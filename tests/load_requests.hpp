@@ -27,6 +27,7 @@ struct Exchange {
   std::string transport;     // cpp-httplib's error when status is 0
   bool timed_out = false;    // past the deadline, cut by the client
   bool cut = false;          // closed by the client after the first chunk, as asked
+  bool answered = false;     // a status line came
 };
 
 struct Call {
