@@ -88,7 +88,7 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
 
 ServerProcess::~ServerProcess() { stop(); }
 
-void ServerProcess::stop() {
+int ServerProcess::stop() {
   if (pid_ > 0) {
     ::kill(pid_, SIGTERM);
     int status = 0;
@@ -101,11 +101,13 @@ void ServerProcess::stop() {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
     }
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     pid_ = -1;
   }
   if (stderr_reader_.joinable()) stderr_reader_.join();  // EOF once the child is gone
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
   stdout_fd_ = -1;
+  return exit_code_;
 }
 
 void ServerProcess::read_stderr(int fd) {

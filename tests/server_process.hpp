@@ -37,12 +37,15 @@ class ServerProcess {
                  std::chrono::milliseconds timeout) const;
   // VmRSS from /proc/PID/status, in KiB.
   long rss_kib() const;
+  // SIGTERM, then SIGKILL if it has not exited 15 s later; its exit code (-1 when
+  // killed by a signal). The destructor does it when no test did.
+  int stop();
 
  private:
   void read_stderr(int fd);
-  void stop();
 
   pid_t pid_ = -1;
+  int exit_code_ = -1;
   int port_ = 0;
   int stdout_fd_ = -1;
   std::thread stderr_reader_;

@@ -14,7 +14,6 @@
 #include "load_run.hpp"
 #include "load_server.hpp"
 #include "server_process.hpp"
-#include "test_support.hpp"
 
 using namespace llama::test;
 using namespace llama::test::load;
@@ -56,13 +55,6 @@ LoadReport run_load(const ServerProcess& server, const std::vector<std::string>&
 TEST_CASE("llama-server under 64 concurrent clients answers each exactly or with a clean 503",
           "[server][load]") {
   const std::chrono::seconds length = load_seconds();
-  // Under AddressSanitizer (scripts/test-sanitized.sh sets ASAN_OPTIONS) freed memory
-  // waits in a quarantine of 256 MiB by default, which would still be filling after
-  // the warm-up; a small one is full within it, so the RSS compared is steady.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options =
-      asan != nullptr ? std::string(asan) + ":quarantine_size_mb=16" : "";
-  const ScopedEnv quarantine("ASAN_OPTIONS", asan != nullptr ? asan_options.c_str() : nullptr);
   ServerProcess server(server_args({"--queue", "32"}));
   std::vector<std::string> expected;
   for (const Template& t : templates()) expected.push_back(expected_text(server.port(), t, ""));
@@ -84,5 +76,18 @@ TEST_CASE("llama-server under 64 concurrent clients answers each exactly or with
   std::cout << "llama_server_load: VmRSS " << warm_rss << " KiB after warm-up, " << rss
             << " KiB after the run\n";
   INFO("VmRSS after warm-up " << warm_rss << " KiB, after the run " << rss << " KiB");
+#ifndef __SANITIZE_ADDRESS__
   CHECK(std::abs(rss - warm_rss) * 100 <= warm_rss * 5);
+#else
+  // Under AddressSanitizer the resident memory also holds the freed-memory quarantine
+  // and the allocation stack depot, which keep growing under load: no measure of the
+  // server's. LeakSanitizer's check at the server's exit (below) stands in for it.
+#endif
+  INFO("stderr:\n"
+       << [&] {
+            std::string all;
+            for (const std::string& l : server.log()) all += l + "\n";
+            return all.size() > 4000 ? all.substr(all.size() - 4000) : all;
+          }());
+  CHECK(server.stop() == 0);  // SIGTERM: it drains and exits 0 (leak-free under ASan)
 }
