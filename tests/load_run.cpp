@@ -12,13 +12,6 @@ constexpr size_t kMaxFailuresKept = 20;
 // A client refused with 503 waits this long before its next request, so a full
 // queue costs little CPU.
 constexpr auto kBusyBackoff = std::chrono::milliseconds(250);
-// Client i starts i times this late: 64 connections opened in the same instant
-// overflow cpp-httplib 0.11.4's listen backlog of 5, and some are reset (docs/server.md).
-constexpr auto kStagger = std::chrono::milliseconds(20);
-// The same overflow under the load's own bursts (clients back from a 503 at once) drops
-// a connection now and then before the server has it: such a connection, which got
-// no byte back, is tried again, as the OpenAI SDKs do (2 retries by default).
-constexpr int kRetries = 2;
 
 }  // namespace
 
@@ -47,7 +40,7 @@ void LoadRun::record(const std::string& outcome, const std::string& failure) {
 
 void LoadRun::client(int index) {
   std::mt19937 rng(static_cast<uint32_t>(index) + 1);
-  std::this_thread::sleep_for(kStagger * index);
+  // Every client starts at once: the server's listen backlog takes the burst.
   const std::vector<Template>& all = templates();
   for (int n = 0; !stopping_; ++n) {
     const size_t which = rng() % all.size();
@@ -65,13 +58,7 @@ void LoadRun::client(int index) {
     call.api_key = options_.api_key;
     call.deadline = options_.request_deadline;
     call.close_after_first_chunk = cut;
-    Exchange e = exchange(options_.port, call);
-    for (int retry = 0;
-         retry < kRetries && e.status == 0 && !e.answered && e.body.empty() && !e.timed_out;
-         ++retry) {
-      record(kind + " retried", "");
-      e = exchange(options_.port, call);
-    }
+    const Exchange e = exchange(options_.port, call);
     if (e.timed_out) {
       record(kind + " hung", name + ": no full answer within " +
                                  std::to_string(options_.request_deadline.count()) + " s");

@@ -418,3 +418,13 @@ TEST_CASE("llama-server: /health says draining while shutdown lets a request fin
   CHECK(parsed.finish_reason == "length");
   CHECK(parsed.text == solo(encode("Once"), 0.0f, 0.9f, 1, 4).text);
 }
+
+TEST_CASE("llama-server: a second server on a port in use is refused") {
+  TestServer s(options(1, 0));
+  server::ServerOptions o = options(1, 0);
+  o.port = s.port;
+  server::Server second(o, [](const std::string&) {});
+  CHECK_THROWS_WITH(second.listen(),
+                    Contains("cannot listen on 127.0.0.1:" + std::to_string(s.port)));
+  CHECK(s.get("/health") == json{{"status", "ok"}});
+}

@@ -3,6 +3,9 @@
 
 #include <httplib.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <csignal>
 
 #include "connection_queue.hpp"
@@ -10,6 +13,21 @@
 #include "routes.hpp"
 
 namespace llama::server {
+namespace {
+
+// The port a socket is bound to, or -1.
+int bound_port(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(addr).sin_port);
+  if (addr.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
+  return -1;
+}
+
+}  // namespace
+
 Server::Server(ServerOptions options, std::function<void(const std::string&)> log_line)
     : options_(std::move(options)), ctx_(options_, std::move(log_line)) {}
 
@@ -30,6 +48,15 @@ int Server::listen() {
   http_->set_read_timeout(static_cast<time_t>(options_.timeout));
   http_->set_write_timeout(static_cast<time_t>(options_.timeout));
   add_routes(*http_, ctx_);
+  // cpp-httplib's own options would set SO_REUSEPORT, which lets a second server bind
+  // the same port and take half its connections: SO_REUSEADDR only, for a restart
+  // while old connections linger. The socket is kept to widen its backlog below.
+  int listen_fd = -1;
+  http_->set_socket_options([&listen_fd](socket_t fd) {
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd = fd;
+  });
   int port = options_.port;
   if (port == 0) {
     port = http_->bind_to_any_port(options_.host);
@@ -39,6 +66,13 @@ int Server::listen() {
   if (port < 0) {
     throw Error("--host/--port: cannot listen on " + options_.host + ":" +
                 std::to_string(options_.port));
+  }
+  // cpp-httplib listens with a backlog of 5: a burst of clients (64 connecting at
+  // once) overflows it and the kernel drops connections before the server sees them.
+  // listen() again on the bound socket only raises the backlog.
+  if (listen_fd < 0 || bound_port(listen_fd) != port || ::listen(listen_fd, SOMAXCONN) != 0) {
+    throw Error("--host/--port: cannot set the listen backlog on " + options_.host + ":" +
+                std::to_string(port));
   }
   listener_ = std::thread([this] { http_->listen_after_bind(); });
   return port;
