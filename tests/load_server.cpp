@@ -11,20 +11,6 @@
 namespace llama::test::load {
 namespace {
 
-// stories1M has no chat template: one in the shape of Llama 2's, as the in-process
-// server tests use.
-std::string chat_template_file() {
-  const std::string path = temp_path("load-chat.jinja");
-  const std::string t =
-      "{% for m in messages %}{% if m['role'] == 'user' %}{{ bos_token }}[INST] "
-      "{{ m['content'] }} [/INST]{% elif m['role'] == 'system' %}<<SYS>>{{ m['content'] }}"
-      "<</SYS>>{% else %} {{ m['content'] }}{{ eos_token }}{% endif %}{% endfor %}";
-  std::vector<std::byte> bytes(t.size());
-  std::memcpy(bytes.data(), t.data(), t.size());
-  write_file(path, bytes);
-  return path;
-}
-
 // A cancelled request frees its sequence within a second or two; this is far beyond.
 constexpr auto kIdleWait = std::chrono::seconds(30);
 
@@ -36,7 +22,7 @@ std::vector<std::string> server_args(const std::vector<std::string>& extra) {
                                    "-k",
                                    model_path("tok2048.bin"),
                                    "--chat-template",
-                                   chat_template_file(),
+                                   llama2_chat_template_file("load-chat.jinja"),
                                    "-b",
                                    "graph",
                                    "--parallel",

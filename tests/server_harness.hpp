@@ -105,24 +105,11 @@ inline const WrapperRegistrar kGate{
       return std::make_unique<GatedBackend>(std::move(inner));
     }};
 
-// A Jinja template in the shape of Llama 2's, for the chat route (stories1M has none).
-inline std::string chat_template_file() {
-  const std::string path = test::temp_path("server-chat.jinja");
-  const std::string t =
-      "{% for m in messages %}{% if m['role'] == 'user' %}{{ bos_token }}[INST] "
-      "{{ m['content'] }} [/INST]{% elif m['role'] == 'system' %}<<SYS>>{{ m['content'] }}"
-      "<</SYS>>{% else %} {{ m['content'] }}{{ eos_token }}{% endif %}{% endfor %}";
-  std::vector<std::byte> bytes(t.size());
-  std::memcpy(bytes.data(), t.data(), t.size());
-  test::write_file(path, bytes);
-  return path;
-}
-
 inline server::ServerOptions options(int32_t parallel, int64_t queue) {
   server::ServerOptions o;
   o.checkpoint = test::model_path("stories1M.bin");
   o.tokenizer = test::model_path("tok2048.bin");
-  o.chat_template = chat_template_file();
+  o.chat_template = test::llama2_chat_template_file("server-chat.jinja");
   o.backend = "test-gate:graph";
   o.threads = 2;
   o.parallel = parallel;

@@ -302,17 +302,6 @@ void check_one_line_error(const llama::test::ProcessResult& r, int code,
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
-// A chat template in Llama 2's shape: stories1M has none of its own.
-std::string chat_template_file() {
-  const std::string path = llama::test::temp_path("load-chat.jinja");
-  const std::string t =
-      "{% for m in messages %}{{ bos_token }}[INST] {{ m['content'] }} [/INST]{% endfor %}";
-  std::vector<std::byte> bytes(t.size());
-  std::memcpy(bytes.data(), t.data(), t.size());
-  llama::test::write_file(path, bytes);
-  return path;
-}
-
 void check_percentiles(const json& p) {
   INFO(p.dump());
   for (const char* k : {"p50", "p90", "p99"}) REQUIRE(p[k].get<double>() > 0);
@@ -326,7 +315,8 @@ TEST_CASE("llama-load: against llama-server, every request counted", "[load]") {
   using llama::test::model_path;
   ServerProcess server({"-c", model_path("stories1M.bin"), "-k", model_path("tok2048.bin"), "-b",
                         "graph", "-j", "2", "--parallel", "3", "--port", "0", "--api-key", "secret",
-                        "--drain-timeout", "0", "--chat-template", chat_template_file()});
+                        "--drain-timeout", "0", "--chat-template",
+                        llama::test::llama2_chat_template_file("load-chat.jinja")});
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port);
 
   for (const std::string endpoint : {"completions", "chat"}) {

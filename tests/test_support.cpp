@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -109,6 +110,18 @@ void write_file(const std::string& path, const std::vector<std::byte>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   REQUIRE(out.good());
+}
+
+std::string llama2_chat_template_file(const std::string& name) {
+  const std::string path = temp_path(name);
+  const std::string t =
+      "{% for m in messages %}{% if m['role'] == 'user' %}{{ bos_token }}[INST] "
+      "{{ m['content'] }} [/INST]{% elif m['role'] == 'system' %}<<SYS>>{{ m['content'] }}"
+      "<</SYS>>{% else %} {{ m['content'] }}{{ eos_token }}{% endif %}{% endfor %}";
+  std::vector<std::byte> bytes(t.size());
+  std::memcpy(bytes.data(), t.data(), t.size());
+  write_file(path, bytes);
+  return path;
 }
 
 std::vector<std::byte> read_file(const std::string& path) {

@@ -134,6 +134,9 @@ std::vector<SimdLevel> runnable_levels(const std::string& what);
 std::string temp_path(const std::string& name);
 void write_file(const std::string& path, const std::vector<std::byte>& bytes);
 std::vector<std::byte> read_file(const std::string& path);
+// A Jinja chat template in the shape of Llama 2's, written to temp_path(name), for the
+// server tests' chat routes (stories1M has none of its own); returns its path.
+std::string llama2_chat_template_file(const std::string& name);
 
 // Appends the bytes of a trivially copyable value.
 template <typename T>
