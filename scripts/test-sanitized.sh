@@ -12,7 +12,5 @@ LLAMA_BUILD_DIR="$build" "$root/scripts/build.sh" -DLLAMA_SANITIZE=address,undef
   -DLLAMA_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON "$@"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
-# Tests that cannot hold under the sanitizers' slowdown say so (tests/deploy).
-export LLAMA_SANITIZED=1
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 LLAMA_BUILD_DIR="$build" "$root/scripts/sdk-tutorial.sh"
