@@ -5,12 +5,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <condition_variable>
 #include <cstring>
@@ -23,6 +18,7 @@
 #include "llama/batch_generator.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/registry.hpp"
+#include "raw_socket.hpp"
 #include "server.hpp"
 #include "test_support.hpp"
 
@@ -264,37 +260,7 @@ inline Streamed parse_stream(const std::string& body, bool chat) {
   return s;
 }
 
-// A raw connection to the server, closed at the end of its scope.
-struct RawSocket {
-  explicit RawSocket(int port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-  }
-  RawSocket(const RawSocket&) = delete;
-  RawSocket& operator=(const RawSocket&) = delete;
-  ~RawSocket() { close(); }
-  void send(const std::string& data) const {
-    REQUIRE(::send(fd, data.data(), data.size(), 0) == static_cast<ssize_t>(data.size()));
-  }
-  // All the server sends until it closes the connection.
-  std::string receive_all() const {
-    std::string reply;
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-      reply.append(buf, static_cast<size_t>(n));
-    return reply;
-  }
-  void close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  int fd = -1;
-};
+using llama::test::RawSocket;
 
 // Sends `request` as it is on a new connection and returns all the server answers
 // until it closes the connection.

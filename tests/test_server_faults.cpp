@@ -6,15 +6,11 @@
 // load's requests all the while get theirs (or a clean 503).
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <future>
 
 #include "load_run.hpp"
 #include "load_server.hpp"
+#include "raw_socket.hpp"
 #include "server_process.hpp"
 
 using namespace llama::test;
@@ -29,34 +25,6 @@ constexpr int kTimeout = 2;  // --timeout
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
-
-// A socket connected to 127.0.0.1:port, closed at the end of its scope.
-struct Socket {
-  explicit Socket(int port) : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-    timeval one_second{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &one_second, sizeof one_second);
-  }
-  ~Socket() { ::close(fd); }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  bool send_text(const std::string& s) const {
-    return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
-  }
-  // Reads for up to a second: false once the server has closed its end.
-  bool read_some(std::string& into) const {
-    char buf[4096];
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) into.append(buf, static_cast<size_t>(n));
-    return n != 0 && !(n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-  }
-  int fd;
-};
 
 struct Faults {
   ServerProcess server{server_args({"--api-key", kKey, "--timeout", std::to_string(kTimeout),
@@ -121,8 +89,9 @@ TEST_CASE("llama-server under load answers each bad request cleanly and keeps se
   {
     // A client that stops halfway through its headers: dropped after --timeout (it gets
     // 400 and its connection closes), while others are served meanwhile.
-    Socket slow(f.server.port());
-    REQUIRE(slow.send_text("GET /slowloris HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
+    RawSocket slow(f.server.port());
+    slow.set_read_timeout(1);
+    REQUIRE(slow.try_send("GET /slowloris HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
     auto dropped = std::async(std::launch::async, [&] {
       std::string reply;
       for (int i = 0; i < 30; ++i) {
@@ -169,13 +138,14 @@ TEST_CASE("llama-server under load answers each bad request cleanly and keeps se
 TEST_CASE("llama-server drops a client that sends its headers a byte a second",
           "[server][faults][!shouldfail]") {
   ServerProcess server(server_args({"--timeout", std::to_string(kTimeout)}));
-  Socket slow(server.port());
-  REQUIRE(slow.send_text("GET /health HTTP/1.1\r\n"));
+  RawSocket slow(server.port());
+  slow.set_read_timeout(1);
+  REQUIRE(slow.try_send("GET /health HTTP/1.1\r\n"));
   const std::string header = "X-Slow: " + std::string(64, 'a');
   bool dropped = false;
   std::string reply;
   for (size_t i = 0; i < static_cast<size_t>(4 * kTimeout) && !dropped; ++i) {
-    dropped = !slow.send_text(header.substr(i, 1)) || !slow.read_some(reply) || !reply.empty();
+    dropped = !slow.try_send(header.substr(i, 1)) || !slow.read_some(reply) || !reply.empty();
   }
   INFO("the trickling client got: " << reply);
   CHECK(dropped);
