@@ -11,7 +11,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${LLAMA_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${LLAMA_FUZZ_SECONDS:-60}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode tokenizer_json tokenizer_pipeline hf_encode cli_args chat_template gguf safetensors hf_config server_request)
+[ ${#targets[@]} -gt 0 ] || targets=(checkpoint tokenizer_file bpe_encode tokenizer_json tokenizer_pipeline hf_encode cli_args chat_template gguf safetensors hf_config server_request load_stream)
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DLLAMA_FUZZ=ON \
   -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -348,6 +348,23 @@ void server_request_seeds(const fs::path& dir) {
   write(dir, "detokenize", text(R"({"tokens": [1, 2, 3]})"));
 }
 
+// The first byte of each seed chooses the read size (fuzz_load_stream.cpp).
+void load_stream_seeds(const fs::path& dir) {
+  write(dir, "completions",
+        text("\x05"
+             "data: {\"choices\":[{\"text\":\"Once\",\"index\":0}]}\n\n"
+             ": keep-alive\r\n\r\n"
+             "data: {\"choices\":[],\"usage\":{\"completion_tokens\":2}}\r\n\r\n"
+             "data: [DONE]\n\n"));
+  write(dir, "chat",
+        text("\x02"
+             "event: x\ndata: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\r\r"
+             "data: {\"error\":{\"message\":\"the server is busy\",\"type\":\"x\"}}\n\n"));
+  write(dir, "multi-line",
+        text("\x01"
+             "data: {\"a\":\ndata: 1}\n\ndata:[DONE]\n\n"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -369,6 +386,7 @@ int main(int argc, char** argv) {
     safetensors_seeds(out / "safetensors");
     hf_config_seeds(out / "hf_config");
     server_request_seeds(out / "server_request");
+    load_stream_seeds(out / "load_stream");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama-fuzz-seeds: %s\n", e.what());
     return 1;
