@@ -58,8 +58,8 @@ InputFormat input_format(const Tensor& w) {
     case DType::q8_0:
       return {InputKind::q8_groups, w.group_size};
     case DType::block_q8_0:
-      return {InputKind::q8_0_blocks, 32};
     case DType::q4_0:
+      return {InputKind::q8_0_blocks, 32};
     case DType::q4_k:
     case DType::q6_k:
     case DType::bf16:
@@ -70,10 +70,7 @@ InputFormat input_format(const Tensor& w) {
   }
 }
 
-InputFormat input_format(const Tensor& w, Numerics numerics) {
-  if (w.dtype == DType::q4_0 && numerics == Numerics::fast) return {InputKind::q8_0_blocks, 32};
-  return input_format(w);
-}
+InputFormat input_format(const Tensor& w, Numerics) { return input_format(w); }
 
 void quantize_input(const InputFormat& f, std::span<const float> x, std::span<int8_t> values,
                     std::span<float> scales) {
@@ -97,14 +94,8 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       q8_matvec_rows(out, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::block_q8_0:
-      q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
-      return;
     case DType::q4_0:
-      if (!x.q8.values.empty()) {  // input_format(w, fast): llama.cpp's int8 products
-        q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
-        return;
-      }
-      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
     case DType::q6_k:
@@ -179,14 +170,8 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
       q8_matmat_rows(out, out_stride, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::block_q8_0:
-      q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
-      return;
     case DType::q4_0:
-      if (!x.q8.values.empty()) {
-        q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
-        return;
-      }
-      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+      q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
     case DType::q6_k:
@@ -304,15 +289,9 @@ std::string describe_products(const Tensor& w, KernelSet kernel) {
 
 std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numerics) {
   if (w.dtype == DType::q4_0) {
-    const std::string k = std::string(to_string(kernel)) + " kernel";
-    if (numerics == Numerics::fast) {
-      return "q4_0 x q8_0 blocks, " + k +
-             " (numerics fast: llama.cpp's int8 products, codes - 8 against activations quantized "
-             "per block of 32; not within 1e-4 of the exact products)";
-    }
-    return "q4_0 x f32, " + k +
-           " (numerics exact: f32 sums of the exactly dequantized weights; --numerics fast takes "
-           "llama.cpp's int8 products)";
+    return "q4_0 x q8_0 blocks, " + std::string(to_string(kernel)) +
+           " kernel (llama.cpp's int8 products: codes - 8 against activations quantized per block "
+           "of 32, per block fma(float(dot), w_scale * x_scale))";
   }
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;

@@ -46,8 +46,8 @@ struct InputFormat {
 std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/products/gguf_products.hpp). block_q8_0 quantizes its input
-// as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
+// (read in place: kernels/products/gguf_products.hpp). block_q8_0 and q4_0 quantize
+// their input as llama.cpp does; q4_k and q6_k keep it f32 against exactly
 // dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
 // in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
@@ -62,9 +62,7 @@ inline DTypeSet core_kernel_dtypes() {
 }
 
 // How products with `w` read their input; throws Error naming the tensor when
-// its dtype has no kernels here. Under Numerics::fast q4_0 takes q8_0 blocks
-// (llama.cpp's int8 products, several times faster than f32 sums of the exact
-// weights, not within 1e-4 of them); every other dtype reads as under exact.
+// its dtype has no kernels here. The numerics policy does not change it.
 InputFormat input_format(const Tensor& w);
 InputFormat input_format(const Tensor& w, Numerics numerics);
 
@@ -96,8 +94,7 @@ struct ProductBatch {
 };
 
 // out[r - row_begin] = row r of W . x for rows [row_begin, row_end), in the
-// input's format: q4_0 runs its int8 kernels when x holds a quantized form
-// (input_format(w, fast)), its f32 ones otherwise.
+// input's format (input_format(w)).
 // `kernel`: KernelSet::portable for the plain loops (the reference backend),
 // best_kernel_set() for the fastest this CPU runs; both give the same bits.
 void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,
