@@ -43,8 +43,11 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
       }
       case BlockKind::q8_0:
       case BlockKind::q4_0:
+      case BlockKind::q5_0:
         scale(at);
         break;
+      case BlockKind::q4_1:
+      case BlockKind::q5_1:
       case BlockKind::q4_k:
         scale(at);
         scale(at + 2);
@@ -358,7 +361,7 @@ TEST_CASE("block products: Q4_0 against q8_0 blocks is llama.cpp's x86 arithmeti
   std::vector<float> out(rows);
   CHECK_THROWS_WITH(llama::blocks_matvec_rows_f32(out, w, random_vector(cols, 3), 0, rows,
                                                   llama::KernelSet::portable),
-                    "f32-input block products: Q4_0 weights take q8_0-block inputs");
+                    "f32-input block products: Q4_0 weights take quantized inputs");
 }
 
 TEST_CASE("block products: f32-input kinds refuse q8_0-block inputs", "[gguf][kernels]") {

@@ -12,6 +12,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/numbers/legacy_blocks.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
@@ -28,6 +29,12 @@ const char* to_string(BlockKind kind) {
       return "Q4_0";
     case BlockKind::q4_k:
       return "Q4_K";
+    case BlockKind::q4_1:
+      return "Q4_1";
+    case BlockKind::q5_0:
+      return "Q5_0";
+    case BlockKind::q5_1:
+      return "Q5_1";
     default:
       return "Q6_K";
   }
@@ -40,6 +47,9 @@ int64_t block_values(BlockKind kind) {
       return 1;
     case BlockKind::q8_0:
     case BlockKind::q4_0:
+    case BlockKind::q4_1:
+    case BlockKind::q5_0:
+    case BlockKind::q5_1:
       return kQK;
     default:
       return kQK_K;
@@ -57,6 +67,12 @@ int64_t block_bytes(BlockKind kind) {
       return sizeof(BlockQ4_0);
     case BlockKind::q4_k:
       return sizeof(BlockQ4_K);
+    case BlockKind::q4_1:
+      return sizeof(BlockQ4_1);
+    case BlockKind::q5_0:
+      return sizeof(BlockQ5_0);
+    case BlockKind::q5_1:
+      return sizeof(BlockQ5_1);
     default:
       return sizeof(BlockQ6_K);
   }
@@ -76,6 +92,12 @@ std::optional<BlockKind> block_kind(DType dtype) {
       return BlockKind::q4_k;
     case DType::q6_k:
       return BlockKind::q6_k;
+    case DType::q4_1:
+      return BlockKind::q4_1;
+    case DType::q5_0:
+      return BlockKind::q5_0;
+    case DType::q5_1:
+      return BlockKind::q5_1;
     case DType::f32:
     case DType::q8_0:
       break;
@@ -137,6 +159,15 @@ void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out)
       break;
     case BlockKind::q6_k:
       dequantize_q6_k(blocks_of<BlockQ6_K>(row, nb), o);
+      break;
+    case BlockKind::q4_1:
+      dequantize_q4_1(blocks_of<BlockQ4_1>(row, nb), o);
+      break;
+    case BlockKind::q5_0:
+      dequantize_q5_0(blocks_of<BlockQ5_0>(row, nb), o);
+      break;
+    case BlockKind::q5_1:
+      dequantize_q5_1(blocks_of<BlockQ5_1>(row, nb), o);
       break;
   }
 }
@@ -339,8 +370,10 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel) {
-  if (w.kind == BlockKind::q4_0) {
-    throw Error("f32-input block products: Q4_0 weights take q8_0-block inputs");
+  if (w.kind == BlockKind::q4_0 || w.kind == BlockKind::q5_0 || w.kind == BlockKind::q4_1 ||
+      w.kind == BlockKind::q5_1) {
+    throw Error(std::string("f32-input block products: ") + to_string(w.kind) +
+                " weights take quantized inputs");
   }
   if (avx512_kernels(kernel)) {
     if (w.kind == BlockKind::f16 || w.kind == BlockKind::bf16) {

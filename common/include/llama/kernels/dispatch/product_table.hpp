@@ -35,6 +35,11 @@ enum class InputKind {
   // llama.cpp's x86 quantization for Q8_0 products (f16-rounded scales,
   // quantize_activations_q8_0_blocks in kernels/products/gguf_products.hpp), groups of 32.
   q8_0_blocks,
+  // llama.cpp's x86 quantize_row_q8_1 for Q4_1 and Q5_1 products: q8_0 blocks'
+  // values, and per block two floats, d then s
+  // (quantize_activations_q8_1_blocks in kernels/products/legacy_products.hpp);
+  // group_size 16, the values per float of scales.
+  q8_1_blocks,
 };
 
 struct InputFormat {
@@ -43,11 +48,12 @@ struct InputFormat {
   bool quantized() const { return kind != InputKind::f32; }
   bool operator==(const InputFormat&) const = default;
 };
-std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
+std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks", ...
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/products/gguf_products.hpp). block_q8_0 and q4_0 quantize
-// their input as llama.cpp does; q4_k and q6_k keep it f32 against exactly
+// (read in place: kernels/products/gguf_products.hpp), q5_0, q4_1, q5_1
+// (kernels/products/legacy_products.hpp). block_q8_0, q4_0, q5_0, q4_1 and q5_1
+// quantize their input as llama.cpp does; q4_k and q6_k keep it f32 against exactly
 // dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
 // in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
