@@ -208,6 +208,38 @@ TEST_CASE("legacy blocks: products are llama.cpp's AVX2 vec_dot, the batch decod
   }
 }
 
+TEST_CASE("legacy blocks: the AVX-512 VNNI kernel gives the portable bits", "[gguf][kernels]") {
+  if (!kernel_set_available(KernelSet::avx512_vnni)) {
+    WARN("this CPU has no AVX-512 VNNI: only the portable legacy block kernel is tested");
+    return;
+  }
+  for (BlockKind kind : {BlockKind::q5_0, BlockKind::q4_1, BlockKind::q5_1}) {
+    for (const int64_t cols : {32, 96, 352, 2816}) {
+      INFO(to_string(kind) << " cols " << cols);
+      const int64_t rows = 37;
+      const auto bytes = random_rows(kind, rows, cols, static_cast<uint32_t>(cols + 1));
+      const BlockMatrix w{bytes, rows, cols, kind};
+      // Activations of every magnitude, and a block of zeros.
+      std::vector<float> xf = random_vector(cols, 41);
+      for (int64_t k = 0; k < cols; ++k)
+        xf[k] *= std::ldexp(1.0f, static_cast<int>(k / 32 % 9) - 4);
+      for (int64_t k = 0; k < 32; ++k) xf[k] = 0.0f;
+      const Input x = quantized(kind, xf);
+      std::vector<float> a(rows), b(rows), c(rows - 4);
+      legacy_blocks_matvec_rows(a, w, x.view(), 0, rows, KernelSet::portable);
+      legacy_blocks_matvec_rows(b, w, x.view(), 0, rows, KernelSet::avx512_vnni);
+      CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+      legacy_blocks_matvec_rows(c, w, x.view(), 3, rows - 1, KernelSet::avx512_vnni);
+      CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
+      // The batch through the same kernel.
+      std::vector<float> batch(static_cast<size_t>(rows), -1.0f);
+      legacy_blocks_matmat_rows(batch, rows, w, {x.values, x.scales, cols, x.group}, 0, rows,
+                                KernelSet::avx512_vnni);
+      CHECK(std::memcmp(a.data(), batch.data(), a.size() * 4) == 0);
+    }
+  }
+}
+
 TEST_CASE("legacy blocks: wrong inputs and kinds are refused", "[gguf][kernels]") {
   const auto bytes = random_rows(BlockKind::q4_1, 2, 64, 3);
   const BlockMatrix w{bytes, 2, 64, BlockKind::q4_1};

@@ -317,8 +317,9 @@ std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numeri
            "of 32, per block fma(float(dot), w_scale * x_scale))";
   }
   if (w.dtype == DType::q5_0 || w.dtype == DType::q4_1 || w.dtype == DType::q5_1) {
-    return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) +
-           ", portable kernel (llama.cpp's int8 products in its AVX2 vec_dot order: 8 lanes per "
+    return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
+           to_string(kernel) +
+           " kernel (llama.cpp's int8 products in its AVX2 vec_dot order: 8 lanes per "
            "block, fma(float(lane), w_scale * x_scale)" +
            (w.dtype == DType::q5_0 ? ")" : ", plus the sum of w_min * x_sum)");
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/products/legacy_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/legacy_blocks.hpp"
@@ -128,8 +129,16 @@ bool legacy_block_kind(BlockKind kind) {
 
 void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                int64_t row_begin, int64_t row_end, KernelSet kernel) {
-  (void)kernel;  // one kernel: the portable loop
   require_legacy(w, x.group_size);
+  if (kernel == KernelSet::avx512_vnni) {
+    // Asked for only where available (best_kernel_set); asking elsewhere is a bug.
+    if (!kernel_set_available(kernel)) {
+      throw Error(
+          "legacy block products: the avx512-vnni kernel was asked for on a CPU without it");
+    }
+    detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    return;
+  }
   const int64_t blocks = w.cols / kQK;
   for (int64_t r = row_begin; r < row_end; ++r) {
     out[static_cast<size_t>(r - row_begin)] = row_dot(w.kind, w.row(r), x, blocks);

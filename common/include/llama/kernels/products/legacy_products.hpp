@@ -39,7 +39,8 @@ bool legacy_block_kind(BlockKind kind);
 
 // out[r - row_begin] for rows [row_begin, row_end) of W x, x quantized for
 // w's kind (Q5_0: q8_0 blocks, group 32; Q4_1, Q5_1: q8_1 blocks, group 16).
-// Another weight kind or input group is an Error.
+// KernelSet::avx512_vnni takes the AVX-512 VNNI kernel (x86/legacy_vnni.cpp),
+// the portable loop's bits. Another weight kind or input group is an Error.
 void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                int64_t row_begin, int64_t row_end, KernelSet kernel);
 // The batch: out[t * out_stride + r], each (row, token) result
