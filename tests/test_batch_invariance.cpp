@@ -207,6 +207,9 @@ const char* const kModels[] = {
     "gguf/stories1M.f16.gguf",  // GGUF F16
     "gguf/stories1M.q8_0.gguf",
     "gguf/stories1M.q4_0.gguf",
+    "gguf/stories1M.q5_0.gguf",
+    "gguf/stories1M.q4_1.gguf",
+    "gguf/stories1M.q5_1.gguf",
     "gguf/rand-k.q4_k_m.gguf",  // Q4_K and Q6_K
     "gguf/rand-k.q6_k.gguf",
 };

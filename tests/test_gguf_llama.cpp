@@ -124,7 +124,7 @@ TEST_CASE("gguf llama: inconsistent files are refused", "[gguf][robustness]") {
   };
   refused(unsupported,
           "tensor \"blk.0.attn_v.weight\" has type Q5_K, which is not supported "
-          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)");
+          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K)");
 
   TinyLlama heads;
   heads.edit = [](gguf::Writer& w) { w.set_u32("llama.attention.head_count_kv", 3); };

@@ -42,7 +42,7 @@ std::string write_tiny(const test::TinyLlama& spec, const std::string& name) {
 }  // namespace
 
 TEST_CASE("gguf model: the block dtypes in the core's dtype table", "[gguf][tensor]") {
-  CHECK(kDTypeCount == 8);
+  CHECK(kDTypeCount == 11);
   CHECK(std::string(to_string(DType::block_q8_0)) == "block_q8_0");
   CHECK(dtype_info(DType::block_q8_0).block_values == 32);
   CHECK(dtype_info(DType::block_q8_0).block_bytes == 34);
@@ -50,6 +50,10 @@ TEST_CASE("gguf model: the block dtypes in the core's dtype table", "[gguf][tens
   CHECK(dtype_info(DType::q4_k).block_values == 256);
   CHECK(dtype_info(DType::q4_k).block_bytes == 144);
   CHECK(dtype_info(DType::q6_k).block_bytes == 210);
+  CHECK(dtype_info(DType::q4_1).block_bytes == 20);
+  CHECK(dtype_info(DType::q5_0).block_bytes == 22);
+  CHECK(dtype_info(DType::q5_1).block_bytes == 24);
+  CHECK(dtype_info(DType::q5_1).block_values == 32);
   CHECK_FALSE(dtype_info(DType::q6_k).is_float);
   CHECK(DTypeSet::all().contains(DType::q6_k));
 
@@ -239,8 +243,9 @@ Model f32_copy(const Model& in, std::vector<std::vector<float>>& store) {
 }
 
 TEST_CASE("gguf model: every backend runs the file's tensors in place", "[gguf]") {
-  // F16 matrices are widened exactly, Q4_0 products take f32 inputs against
-  // the exact weights: both the f32 copy's logits to f32 rounding.
+  // F16 matrices are widened exactly: the f32 copy's logits to f32 rounding.
+  // Q4_0 products are llama.cpp's (activations quantized per block of 32):
+  // near the copy's, and every backend's equal to the reference's.
   for (gguf::TensorType type : {gguf::TensorType::F16, gguf::TensorType::Q4_0}) {
     for (bool tied : {false, true}) {
       INFO("type " << static_cast<int>(type) << " tied " << tied);
@@ -277,8 +282,10 @@ TEST_CASE("gguf model: every backend runs the file's tensors in place", "[gguf]"
       };
       const auto copy = logits(exact, "reference", false);
       const auto want = logits(g.model, "reference", false);
+      // Q4_0: the int8 activations move the logits (measured: at most 1.3e-2).
+      const double near = type == gguf::TensorType::F16 ? 1e-5 : 2e-2;
       for (size_t p = 0; p < tokens.size(); ++p) {
-        CHECK(test::relative_diff(want[p], copy[p]) <= 1e-5);
+        CHECK(test::relative_diff(want[p], copy[p]) <= near);
       }
       for (const char* name : {"reference", "blas", "graph"}) {
         for (bool batch : {false, true}) {

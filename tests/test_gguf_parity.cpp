@@ -3,11 +3,13 @@
 // Q4_K_M/Q6_K; the cases of types not run yet are checked as refusals by
 // runnable_gguf_cases) with the files' default f16 KV cache (llama.cpp's), the prompt
 // encoded by the file's own tokenizer, and every file's logits on blas and
-// graph against the reference backend's exactly dequantized ones, with an
-// f32 cache (the products' exactness) and with the f16 one.
+// graph against the reference backend's, with an f32 cache and with the f16
+// one. LLAMA_PARITY_MEASURE=1 prints each case's measured figures.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 
 #include "gguf_cases.hpp"
 #include "llama/backend.hpp"
@@ -29,18 +31,41 @@ std::vector<std::string> backend_names() {
 }
 
 // Tolerances against llama.cpp's logits, relative to the largest of them:
-// issue 16's, 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for the 4- and 6-bit
-// types (whose activations llama.cpp quantizes to Q8 blocks where we keep
-// f32). They hold with llama.cpp's arithmetic where it is a definition: the
-// f16 KV cache with ggml's rounding points and sums (kernels/
+// issue 16's, 1e-4 for F32 and F16, 1e-3 for Q8_0, 1e-6 for Q4_0 (llama.cpp's
+// own activation quantization and int8 products), 3e-2 for the K-quants
+// (whose activations llama.cpp quantizes to Q8 blocks where we keep f32).
+// They hold with llama.cpp's arithmetic where it is a definition: the f16 KV
+// cache with ggml's rounding points and sums (kernels/
 // steps/f16_cache_attention.hpp) and ggml's rotary angles (RopeAngles::ggml). Worst
-// measured, every backend: F32 4.0e-5, F16 1.5e-5, Q8_0 1.6e-7, Q4_0 5.6e-3,
+// measured, every backend: F32 4.0e-5, F16 1.6e-5, Q8_0 1.6e-7, Q4_0 1.0e-7,
 // Q4_K_M 4.8e-3, Q6_K 4.5e-3 (docs/formats.md).
 double tolerance(const std::string& file) {
   if (file.find(".f32.") != std::string::npos) return 1e-4;
   if (file.find(".f16.") != std::string::npos) return 1e-4;
   if (file.find(".q8_0.") != std::string::npos) return 1e-3;
+  if (file.find(".q4_0.") != std::string::npos) return 1e-6;
+  if (file.find(".q5_1.") != std::string::npos) return 1e-6;
+  if (file.find(".q4_1.") != std::string::npos) return 2e-3;
+  if (file.find(".q5_0.") != std::string::npos) return 5e-3;
   return 3e-2;
+}
+
+// The files whose products are llama.cpp's own (activation quantization,
+// int8 dots, scale order): Q4_0, Q5_0, Q4_1, Q5_1.
+bool llama_cpp_products(const std::string& file) {
+  for (const char* t : {".q4_0.", ".q5_0.", ".q4_1.", ".q5_1."}) {
+    if (file.find(t) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// How many stream tokens must be llama.cpp's: the case's compare_first where
+// our arithmetic is not llama.cpp's, the whole stream where it is (Q4_0, Q5_0,
+// Q4_1, Q5_1: measured, all 121 on every backend).
+size_t must_match(const nlohmann::json& c) {
+  const auto stream = c["stream"].get<std::vector<int32_t>>();
+  if (llama_cpp_products(c["model"].get<std::string>())) return stream.size();
+  return c.contains("compare_first") ? c["compare_first"].get<size_t>() : stream.size();
 }
 
 // blas and graph against reference on the same file. With an f32 cache:
@@ -48,13 +73,26 @@ double tolerance(const std::string& file) {
 // the f16 cache the f16 rounding of K, V and the probabilities turns a
 // last-bit difference between the backends' f32 sums (reference sums in
 // double, blas in sgemv's order) into a whole f16 step (2^-11) of one cached
-// value; measured: F32 1.6e-4, F16 3.3e-4, Q8_0 0 (the same int8 sums),
-// Q4_0 2.2e-3, Q4_K_M 1.2e-4, Q6_K below 1e-4. Held to those, so a
-// regression still fails.
+// value; measured: F32 1.6e-4, F16 3.3e-4, Q4_K_M 1.2e-4, Q6_K below 1e-4.
+// The int8 products (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1) are the same sums on every
+// backend, but their activations are quantized: a last-bit difference in the
+// steps before (reference's own double-precision steps against the kernels')
+// can move one value by a whole int8 step. Measured: Q8_0 0 on this prompt
+// (up to 1.1e-2 on others, llama-compare), Q4_0 6.0e-3, Q5_0 1.1e-2, Q4_1
+// 1.1e-2, Q5_1 below 5e-4. Held to those, so a regression still fails.
 double f16_cache_agreement(const std::string& file) {
   if (file.find(".q8_0.") != std::string::npos) return 1e-4;
-  if (file.find(".q4_0.") != std::string::npos) return 3e-3;
+  if (file.find(".q4_0.") != std::string::npos) return 7e-3;
+  if (llama_cpp_products(file)) return 1.5e-2;
   return 5e-4;
+}
+
+// The same with an f32 KV cache: issue 16's 1e-4, but for the files whose
+// activations are quantized (as above; measured: Q8_0 0, Q4_0 1.2e-2, Q5_0
+// 0, Q4_1 8.5e-3, Q5_1 1.6e-3).
+double f32_cache_agreement(const std::string& file) {
+  if (llama_cpp_products(file)) return 1.5e-2;
+  return 1e-4;
 }
 
 // The backend's logits along llama.cpp's stream, one forward per position, the
@@ -97,14 +135,16 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
     CHECK(g.tokenizer->encode(c["prompt"].get<std::string>(), {}) == prompt);
     REQUIRE(c["temperature"].get<double>() == 0);  // greedy: the stream is the argmax
     // Where our greedy stream must be llama.cpp's: all of it, or the case's first tokens.
-    const size_t same =
-        c.contains("compare_first") ? c["compare_first"].get<size_t>() : stream.size();
+    const size_t same = must_match(c);
     const Model& model = g.model;
     Run reference;
     for (const std::string& backend : backends) {
       INFO("backend " << backend);
       const Run r = run_along(model, backend, stream);
       // Predictions from the last prompt token on are the generated tokens.
+      size_t matched = prompt.size();
+      while (matched < stream.size() && r.argmax[matched - 1] == stream[matched]) ++matched;
+      double worst_top = 0;
       for (size_t pos = prompt.size() - 1; pos + 1 < same; ++pos) {
         INFO("position " << pos);
         REQUIRE(r.argmax[pos] == stream[pos + 1]);
@@ -118,7 +158,12 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
           ours.push_back(r.logits[pos][pair[0].get<size_t>()]);
           theirs.push_back(pair[1].get<float>());
         }
+        worst_top = std::max(worst_top, test::relative_diff(ours, theirs));
         CHECK(test::relative_diff(ours, theirs) <= tolerance(file));
+      }
+      if (std::getenv("LLAMA_PARITY_MEASURE") != nullptr) {  // the figures docs/formats.md states
+        std::cout << file << " " << backend << ": " << matched << " of " << stream.size()
+                  << " stream tokens llama.cpp's, top logits within " << worst_top << "\n";
       }
       if (backend == "reference") {
         reference = r;
@@ -134,8 +179,7 @@ TEST_CASE("gguf parity: llama.cpp's streams and logits on every backend", "[gguf
   }
 }
 
-TEST_CASE("gguf parity: blas and graph within 1e-4 of reference with an f32 KV cache",
-          "[gguf][parity]") {
+TEST_CASE("gguf parity: blas and graph near reference with an f32 KV cache", "[gguf][parity]") {
   const auto cases = test::runnable_gguf_cases();
   const std::vector<std::string> backends = backend_names();
   REQUIRE(backends.size() >= 3);
@@ -154,51 +198,23 @@ TEST_CASE("gguf parity: blas and graph within 1e-4 of reference with an f32 KV c
         worst = std::max(worst, test::relative_diff(r.logits[pos], reference.logits[pos]));
       }
       INFO("worst relative logit difference from reference " << worst);
-      CHECK(worst <= 1e-4);
+      if (std::getenv("LLAMA_PARITY_MEASURE") != nullptr) {
+        std::cout << file << " " << backends[i] << ": within " << worst
+                  << " of reference, f32 cache\n";
+      }
+      CHECK(worst <= f32_cache_agreement(file));
     }
   }
 }
 
-TEST_CASE("gguf parity: numerics fast runs Q4_0 as llama.cpp does (int8 products)",
-          "[gguf][parity]") {
-  // Q4_0 under --numerics fast: its codes - 8 against activations quantized
-  // per block of 32, llama.cpp's products. llama.cpp's first tokens and its
-  // logits within the issue's 3e-2 hold as under exact; against the exact
-  // products the logits move (measured: docs/formats.md, "GGUF speed").
-  const auto cases = test::runnable_gguf_cases();
-  const auto c = std::find_if(cases.begin(), cases.end(), [](const auto& j) {
-    return j["model"].template get<std::string>().find(".q4_0.") != std::string::npos;
-  });
-  REQUIRE(c != cases.end());
-  const gguf::GgufModel g = gguf::open_model(test::model_path((*c)["model"].get<std::string>()));
-  const auto stream = (*c)["stream"].get<std::vector<int32_t>>();
-  const auto prompt = (*c)["prompt_tokens"].get<std::vector<int32_t>>();
-  const size_t same = (*c)["compare_first"].get<size_t>();
-  const Run exact = run_along(g.model, "reference", stream);
-  for (const char* backend : {"blas", "graph"}) {
+TEST_CASE("gguf parity: numerics fast runs GGUF Q4_0 as exact does", "[gguf][parity]") {
+  // Q4_0 has one arithmetic, llama.cpp's, under either policy.
+  const gguf::GgufModel g = gguf::open_model(test::model_path("gguf/stories1M.q4_0.gguf"));
+  const std::vector<int32_t> stream{1, 413, 437, 261, 386, 1983, 384, 281, 261};
+  for (const char* backend : {"reference", "blas", "graph"}) {
     INFO("backend " << backend);
-    const Run r = run_along(g.model, backend, stream, Numerics::fast);
-    for (size_t pos = prompt.size() - 1; pos + 1 < same; ++pos) {
-      INFO("position " << pos);
-      REQUIRE(r.argmax[pos] == stream[pos + 1]);
-    }
-    for (const auto& [key, top] : (*c)["top_logits"].items()) {
-      const size_t pos = prompt.size() - 1 + std::stoul(key);
-      std::vector<float> ours, theirs;
-      for (const auto& pair : top) {
-        ours.push_back(r.logits[pos][pair[0].get<size_t>()]);
-        theirs.push_back(pair[1].get<float>());
-      }
-      const double d = test::relative_diff(ours, theirs);
-      INFO("logits at position " << pos << ": " << d << " from llama.cpp's");
-      CHECK(d <= 3e-2);
-    }
-    double worst = 0;
-    for (size_t pos = 0; pos < r.logits.size(); ++pos) {
-      worst = std::max(worst, test::relative_diff(r.logits[pos], exact.logits[pos]));
-    }
-    INFO("worst relative logit difference from the exact products " << worst);
-    CHECK(worst > 1e-4);  // the int8 products ran
-    CHECK(worst <= 3e-2);
+    const Run exact = run_along(g.model, backend, stream);
+    const Run fast = run_along(g.model, backend, stream, Numerics::fast);
+    for (size_t pos = 0; pos < stream.size(); ++pos) CHECK(fast.logits[pos] == exact.logits[pos]);
   }
 }

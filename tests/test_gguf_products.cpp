@@ -9,9 +9,9 @@
 #include <random>
 
 #include "llama/error.hpp"
-#include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/products/gguf_products.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -43,8 +43,11 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
       }
       case BlockKind::q8_0:
       case BlockKind::q4_0:
+      case BlockKind::q5_0:
         scale(at);
         break;
+      case BlockKind::q4_1:
+      case BlockKind::q5_1:
       case BlockKind::q4_k:
         scale(at);
         scale(at + 2);
@@ -87,8 +90,8 @@ std::vector<double> exact_products(const BlockMatrix& w, const std::vector<float
 }  // namespace
 
 TEST_CASE("block products: f32 activations give the exact weights' products", "[gguf][kernels]") {
-  for (BlockKind kind : {BlockKind::f16, BlockKind::bf16, BlockKind::q8_0, BlockKind::q4_0,
-                         BlockKind::q4_k, BlockKind::q6_k}) {
+  for (BlockKind kind :
+       {BlockKind::f16, BlockKind::bf16, BlockKind::q8_0, BlockKind::q4_k, BlockKind::q6_k}) {
     for (int64_t cols : {256, 512, 768 + 256}) {
       INFO(llama::to_string(kind) << " cols " << cols);
       const int64_t rows = 37;
@@ -127,13 +130,12 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
 
 TEST_CASE("block products: a row's f32-activation product does not depend on the row range",
           "[gguf][kernels]") {
-  // The AVX-512 kernels take several rows per pass (Q4_0: 8) and single rows
+  // The AVX-512 kernels take several rows per pass (F16: 4) and single rows
   // after; every row must come out with the bits of a one-row call, so that
   // thread splits and the batch (64-row tiles) change nothing.
-  for (BlockKind kind :
-       {BlockKind::f16, BlockKind::bf16, BlockKind::q4_0, BlockKind::q4_k, BlockKind::q6_k})
+  for (BlockKind kind : {BlockKind::f16, BlockKind::bf16, BlockKind::q4_k, BlockKind::q6_k})
     for (int64_t cols : {256, 1024 + 256, 544}) {
-      if (cols == 544 && kind != BlockKind::q4_0 && kind != BlockKind::f16) continue;
+      if (cols == 544 && kind != BlockKind::f16) continue;
       for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
         if (!llama::kernel_set_available(kernel)) {
           WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
@@ -259,8 +261,8 @@ TEST_CASE(
   }
   // Odd and even block counts, with and without a tail after 16-block steps;
   // 37 rows: two 16-row passes (the first prefetching the second), a pair and
-  // a single row; the range [3, 36) starts off a 16-row boundary. Q4_0 is
-  // numerics fast's kind: its codes - 8 as int8.
+  // a single row; the range [3, 36) starts off a 16-row boundary. Q4_0: its
+  // codes - 8 as int8.
   for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
     for (int64_t cols : {32, 64, 96, 512, 544, 1024, 2816}) {
       INFO(llama::to_string(kind) << " cols " << cols);
@@ -319,6 +321,47 @@ TEST_CASE(
           CHECK(batch[t * rows + r1] == -1.0f);
         }
       }
+}
+
+TEST_CASE("block products: Q4_0 against q8_0 blocks is llama.cpp's x86 arithmetic",
+          "[gguf][kernels]") {
+  // ggml_gemv_q4_0_8x8_q8_0 (and its gemm), what llama.cpp runs for Q4_0 on
+  // AVX2: per block the exact int32 dot of codes - 8 with x's int8, then
+  // acc = fma(float(dot), w_d * x_d, acc), block after block.
+  const int64_t rows = 19, cols = 544;
+  const auto bytes = random_blocks(BlockKind::q4_0, rows, cols, 31);
+  const BlockMatrix w{bytes, rows, cols, BlockKind::q4_0};
+  llama::Q8Vector x;
+  llama::quantize_activations_q8_0_blocks(random_vector(cols, 37), x);
+  std::vector<float> want(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* blk = reinterpret_cast<const llama::BlockQ4_0*>(w.row(r));
+    float acc = 0.0f;
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      int32_t dot = 0;
+      for (int j = 0; j < 16; ++j) {
+        dot += ((blk[b].qs[j] & 15) - 8) * x.values[b * 32 + j];
+        dot += ((blk[b].qs[j] >> 4) - 8) * x.values[b * 32 + j + 16];
+      }
+      acc = std::fma(static_cast<float>(dot), llama::f16_to_f32(blk[b].d) * x.scales[b], acc);
+    }
+    want[r] = acc;
+  }
+  for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+    if (!llama::kernel_set_available(kernel)) {
+      WARN("this CPU has no AVX-512 VNNI: only the portable Q4_0 kernel is tested");
+      continue;
+    }
+    INFO(llama::to_string(kernel));
+    std::vector<float> got(rows);
+    llama::q8_0_blocks_matvec_rows(got, w, x, 0, rows, kernel);
+    CHECK(std::memcmp(got.data(), want.data(), want.size() * 4) == 0);
+  }
+  // Its f32-input product is gone: Q4_0 has one arithmetic, llama.cpp's.
+  std::vector<float> out(rows);
+  CHECK_THROWS_WITH(llama::blocks_matvec_rows_f32(out, w, random_vector(cols, 3), 0, rows,
+                                                  llama::KernelSet::portable),
+                    "f32-input block products: Q4_0 weights take quantized inputs");
 }
 
 TEST_CASE("block products: f32-input kinds refuse q8_0-block inputs", "[gguf][kernels]") {

@@ -11,8 +11,7 @@ void add_numerics_flag(boost::program_options::options_description& desc, std::s
       boost::program_options::value(&value)->default_value("exact")->value_name("exact|fast"),
       "exact: bf16/f16 weights upcast exactly, f32 math (default); fast: prefill "
       "may round activations to bf16 for the CPU's bf16 units (AMX tiles, else oneDNN on "
-      "AVX512-BF16); "
-      "GGUF Q4_0 takes llama.cpp's int8 products");
+      "AVX512-BF16)");
 }
 
 Numerics parse_numerics_flag(const std::string& text) {

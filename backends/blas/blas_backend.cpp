@@ -200,10 +200,8 @@ std::string BlasBackend::describe() const {
                            : std::string())
     << "\n"
     << "  numerics: " << to_string(numerics_)
-    << (numerics_ == Numerics::fast
-            ? " (bf16 prefill products may round activations to bf16; Q4_0 takes"
-              " llama.cpp's int8 products)\n"
-            : " (bf16/f16 weights upcast exactly, f32 math)\n");
+    << (numerics_ == Numerics::fast ? " (bf16 prefill products may round activations to bf16)\n"
+                                    : " (bf16/f16 weights upcast exactly, f32 math)\n");
   const Matrix& first = layers_.empty() ? classifier_ : layers_.front().wq;
   if (first.core() && first.tensor.dtype != classifier_.tensor.dtype) {
     s << "  layer products: " << describe_products(first.tensor, kernel_, numerics_)

@@ -68,8 +68,7 @@ class Graph {
   ValueId weight_vector(const std::string& name, std::span<const float> data);
   // A typed matrix [rows, cols] (tensor.rows(), tensor.cols()), viewed in place;
   // its dtype must have core product kernels.
-  // The products' input format is input_format(tensor, numerics) (fast: Q4_0
-  // reads q8_0 blocks).
+  // The products' input format is input_format(tensor, numerics).
   ValueId weight_typed(const std::string& name, const Tensor& tensor,
                        Numerics numerics = Numerics::exact);
   ValueId matvec(ValueId w, ValueId x);

@@ -35,10 +35,8 @@ std::string GraphBackend::describe() const {
     << "  steps (rmsnorm, rope, attention): " << steps_.name << " arithmetic, "
     << to_string(simd_level()) << " kernels\n"
     << "  numerics: " << to_string(numerics_)
-    << (numerics_ == Numerics::fast
-            ? " (bf16 prefill products may round activations to bf16; Q4_0 takes"
-              " llama.cpp's int8 products)\n"
-            : " (bf16/f16 weights upcast exactly, f32 math)\n");
+    << (numerics_ == Numerics::fast ? " (bf16 prefill products may round activations to bf16)\n"
+                                    : " (bf16/f16 weights upcast exactly, f32 math)\n");
   s << "  weights: copied into huge pages (" << std::fixed << std::setprecision(1)
     << mib(copies_.f32_bytes()) << " MiB f32, " << mib(copies_.typed_bytes())
     << " MiB in their own dtype); " << mib(released_bytes_)

@@ -33,6 +33,12 @@ DType dtype_of(const Tensor& t) {
       return DType::q4_k;
     case TensorType::Q6_K:
       return DType::q6_k;
+    case TensorType::Q4_1:
+      return DType::q4_1;
+    case TensorType::Q5_0:
+      return DType::q5_0;
+    case TensorType::Q5_1:
+      return DType::q5_1;
     default:
       break;  // read_llama refused every other type
   }
@@ -165,6 +171,12 @@ const char* gguf_type_name(DType dtype) {
       return "Q4_K";
     case DType::q6_k:
       return "Q6_K";
+    case DType::q4_1:
+      return "Q4_1";
+    case DType::q5_0:
+      return "Q5_0";
+    case DType::q5_1:
+      return "Q5_1";
     case DType::q8_0:
       break;
   }

@@ -9,10 +9,8 @@
 //   (decode's products, norms, attention, f32 and quantized weights) stays as
 //   under exact. Each result then differs from exact's by at most
 //   2^-8 * sum |w_k x_k| (kernels/products/half_products.hpp).
-//   GGUF Q4_0 weights under fast take llama.cpp's int8 products in decode and
-//   prefill (their codes - 8 against activations quantized per block of 32,
-//   as Q8_0's: kernels/products/gguf_products.hpp); logits move by up to 1.2e-2
-//   relative from exact's on stories1M.q4_0 (docs/formats.md, "GGUF speed").
+// GGUF's block-quantized weights take llama.cpp's own arithmetic under both
+// (its activation quantization and int8 products: docs/formats.md).
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/products/half_products.hpp"
+#include "llama/kernels/products/legacy_products.hpp"
 
 namespace llama {
 namespace {
@@ -43,14 +44,16 @@ std::string to_string(const InputFormat& f) {
       return "q8 groups of " + std::to_string(f.group_size);
     case InputKind::q8_0_blocks:
       return "q8_0 blocks";
+    case InputKind::q8_1_blocks:
+      return "q8_1 blocks";
     default:
       return "f32";
   }
 }
 
 DTypeSet product_dtypes() {
-  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k,
-          DType::q6_k, DType::bf16,       DType::f16};
+  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k,
+          DType::bf16, DType::f16,        DType::q4_1, DType::q5_0, DType::q5_1};
 }
 
 InputFormat input_format(const Tensor& w) {
@@ -58,8 +61,12 @@ InputFormat input_format(const Tensor& w) {
     case DType::q8_0:
       return {InputKind::q8_groups, w.group_size};
     case DType::block_q8_0:
-      return {InputKind::q8_0_blocks, 32};
     case DType::q4_0:
+    case DType::q5_0:
+      return {InputKind::q8_0_blocks, 32};
+    case DType::q4_1:
+    case DType::q5_1:
+      return {InputKind::q8_1_blocks, kQ8_1ScaleGroup};
     case DType::q4_k:
     case DType::q6_k:
     case DType::bf16:
@@ -70,10 +77,7 @@ InputFormat input_format(const Tensor& w) {
   }
 }
 
-InputFormat input_format(const Tensor& w, Numerics numerics) {
-  if (w.dtype == DType::q4_0 && numerics == Numerics::fast) return {InputKind::q8_0_blocks, 32};
-  return input_format(w);
-}
+InputFormat input_format(const Tensor& w, Numerics) { return input_format(w); }
 
 void quantize_input(const InputFormat& f, std::span<const float> x, std::span<int8_t> values,
                     std::span<float> scales) {
@@ -83,6 +87,9 @@ void quantize_input(const InputFormat& f, std::span<const float> x, std::span<in
       return;
     case InputKind::q8_0_blocks:
       quantize_activations_q8_0_blocks(x, values, scales);
+      return;
+    case InputKind::q8_1_blocks:
+      quantize_activations_q8_1_blocks(x, values, scales);
       return;
     case InputKind::f32:
       break;
@@ -97,14 +104,13 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       q8_matvec_rows(out, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::block_q8_0:
+    case DType::q4_0:
       q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
-    case DType::q4_0:
-      if (!x.q8.values.empty()) {  // input_format(w, fast): llama.cpp's int8 products
-        q8_0_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
-        return;
-      }
-      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+    case DType::q5_0:
+    case DType::q4_1:
+    case DType::q5_1:
+      legacy_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
     case DType::q6_k:
@@ -131,6 +137,9 @@ bool few_vectors_by_rows(DType dtype) {
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+    case DType::q5_0:
+    case DType::q4_1:
+    case DType::q5_1:
       return true;
     default:
       return false;
@@ -179,14 +188,13 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
       q8_matmat_rows(out, out_stride, QuantizedTensor::of(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::block_q8_0:
+    case DType::q4_0:
       q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
-    case DType::q4_0:
-      if (!x.q8.values.empty()) {
-        q8_0_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
-        return;
-      }
-      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+    case DType::q5_0:
+    case DType::q4_1:
+    case DType::q5_1:
+      legacy_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
     case DType::q6_k:
@@ -304,15 +312,16 @@ std::string describe_products(const Tensor& w, KernelSet kernel) {
 
 std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numerics) {
   if (w.dtype == DType::q4_0) {
-    const std::string k = std::string(to_string(kernel)) + " kernel";
-    if (numerics == Numerics::fast) {
-      return "q4_0 x q8_0 blocks, " + k +
-             " (numerics fast: llama.cpp's int8 products, codes - 8 against activations quantized "
-             "per block of 32; not within 1e-4 of the exact products)";
-    }
-    return "q4_0 x f32, " + k +
-           " (numerics exact: f32 sums of the exactly dequantized weights; --numerics fast takes "
-           "llama.cpp's int8 products)";
+    return "q4_0 x q8_0 blocks, " + std::string(to_string(kernel)) +
+           " kernel (llama.cpp's int8 products: codes - 8 against activations quantized per block "
+           "of 32, per block fma(float(dot), w_scale * x_scale))";
+  }
+  if (w.dtype == DType::q5_0 || w.dtype == DType::q4_1 || w.dtype == DType::q5_1) {
+    return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
+           to_string(kernel) +
+           " kernel (llama.cpp's int8 products in its AVX2 vec_dot order: 8 lanes per "
+           "block, fma(float(lane), w_scale * x_scale)" +
+           (w.dtype == DType::q5_0 ? ")" : ", plus the sum of w_min * x_sum)");
   }
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;

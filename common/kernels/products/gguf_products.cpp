@@ -12,6 +12,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
+#include "llama/kernels/numbers/legacy_blocks.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
@@ -28,6 +29,12 @@ const char* to_string(BlockKind kind) {
       return "Q4_0";
     case BlockKind::q4_k:
       return "Q4_K";
+    case BlockKind::q4_1:
+      return "Q4_1";
+    case BlockKind::q5_0:
+      return "Q5_0";
+    case BlockKind::q5_1:
+      return "Q5_1";
     default:
       return "Q6_K";
   }
@@ -40,6 +47,9 @@ int64_t block_values(BlockKind kind) {
       return 1;
     case BlockKind::q8_0:
     case BlockKind::q4_0:
+    case BlockKind::q4_1:
+    case BlockKind::q5_0:
+    case BlockKind::q5_1:
       return kQK;
     default:
       return kQK_K;
@@ -57,6 +67,12 @@ int64_t block_bytes(BlockKind kind) {
       return sizeof(BlockQ4_0);
     case BlockKind::q4_k:
       return sizeof(BlockQ4_K);
+    case BlockKind::q4_1:
+      return sizeof(BlockQ4_1);
+    case BlockKind::q5_0:
+      return sizeof(BlockQ5_0);
+    case BlockKind::q5_1:
+      return sizeof(BlockQ5_1);
     default:
       return sizeof(BlockQ6_K);
   }
@@ -76,6 +92,12 @@ std::optional<BlockKind> block_kind(DType dtype) {
       return BlockKind::q4_k;
     case DType::q6_k:
       return BlockKind::q6_k;
+    case DType::q4_1:
+      return BlockKind::q4_1;
+    case DType::q5_0:
+      return BlockKind::q5_0;
+    case DType::q5_1:
+      return BlockKind::q5_1;
     case DType::f32:
     case DType::q8_0:
       break;
@@ -138,6 +160,15 @@ void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out)
     case BlockKind::q6_k:
       dequantize_q6_k(blocks_of<BlockQ6_K>(row, nb), o);
       break;
+    case BlockKind::q4_1:
+      dequantize_q4_1(blocks_of<BlockQ4_1>(row, nb), o);
+      break;
+    case BlockKind::q5_0:
+      dequantize_q5_0(blocks_of<BlockQ5_0>(row, nb), o);
+      break;
+    case BlockKind::q5_1:
+      dequantize_q5_1(blocks_of<BlockQ5_1>(row, nb), o);
+      break;
   }
 }
 
@@ -166,8 +197,11 @@ float block_values_of(BlockKind kind, const std::byte* row, int64_t b, int8_t* v
   return f16_to_f32(blk.d);
 }
 
-// q8_0_blocks_matvec_rows' definition: per block the int32 dot, then
-// val = fma(float(dot) * w_scale, x_scale, val).
+// q8_0_blocks_matvec_rows' definition: per block the int32 dot, then for
+// Q8_0 val = fma(float(dot) * w_scale, x_scale, val); for Q4_0 val =
+// fma(float(dot), w_scale * x_scale, val), llama.cpp's order for Q4_0 on x86
+// (its rows repacked eight at a time: ggml_gemv_q4_0_8x8_q8_0 and
+// ggml_gemm_q4_0_8x8_q8_0, decode and prefill alike).
 float q8_input_row_dot_portable(BlockKind kind, const std::byte* row, const Q8View& x,
                                 int64_t blocks) {
   float val = 0.0f;
@@ -177,7 +211,9 @@ float q8_input_row_dot_portable(BlockKind kind, const std::byte* row, const Q8Vi
     const int8_t* xv = x.values.data() + b * kQK;
     int32_t dot = 0;
     for (int j = 0; j < kQK; ++j) dot += int32_t{w[j]} * int32_t{xv[j]};
-    val = std::fma(static_cast<float>(dot) * d, x.scales[static_cast<size_t>(b)], val);
+    const float xs = x.scales[static_cast<size_t>(b)];
+    val = kind == BlockKind::q4_0 ? std::fma(static_cast<float>(dot), d * xs, val)
+                                  : std::fma(static_cast<float>(dot) * d, xs, val);
   }
   return val;
 }
@@ -279,6 +315,25 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              KernelSet kernel) {
   require_q8_input_kind(w);
+  if (w.kind == BlockKind::q4_0) {
+    // The decode kernel per (row tile, vector): every result is
+    // q8_0_blocks_matvec_rows' bit for bit (the int8 batch kernel combines
+    // scales in Q8_0's order, not Q4_0's), and a tile of 64 rows stays in
+    // L1/L2 while the vectors pass over it.
+    constexpr int64_t kTileRows = 64;
+    const int64_t blocks = w.cols / kQK;
+    const auto u = [](int64_t n) { return static_cast<size_t>(n); };
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
+      const int64_t r1 = std::min(row_end, r0 + kTileRows);
+      for (int64_t t = 0; t * w.cols < static_cast<int64_t>(x.values.size()); ++t) {
+        const Q8View xt(x.values.subspan(u(t * w.cols), u(w.cols)),
+                        x.scales.subspan(u(t * blocks), u(blocks)), kQK);
+        q8_0_blocks_matvec_rows(out.subspan(u(t * out_stride + r0), u(r1 - r0)), w, xt, r0, r1,
+                                kernel);
+      }
+    }
+    return;
+  }
   // Rows per tile: the int8 batch kernel packs the whole batch on every call,
   // so a tile amortizes that over 256 rows (i8 [256, cols] stays in L2).
   constexpr int64_t kTile = 256;
@@ -301,14 +356,7 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   }
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
     const int64_t n = std::min(tile, row_end - r0);
-    if (w.kind == BlockKind::q4_0) {
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t b = 0; b < blocks; ++b) {
-          scales[static_cast<size_t>(i * blocks + b)] =
-              block_values_of(w.kind, w.row(r0 + i), b, values.data() + i * w.cols + b * kQK);
-        }
-      }
-    } else if (avx512_kernels(kernel)) {
+    if (avx512_kernels(kernel)) {
       detail::unpack_q8_0_rows_vnni(w, r0, n, values.data(), scales.data());
     } else {
       unpack_q8_0_rows(w, r0, n, values.data(), scales.data());
@@ -322,6 +370,11 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel) {
+  if (w.kind == BlockKind::q4_0 || w.kind == BlockKind::q5_0 || w.kind == BlockKind::q4_1 ||
+      w.kind == BlockKind::q5_1) {
+    throw Error(std::string("f32-input block products: ") + to_string(w.kind) +
+                " weights take quantized inputs");
+  }
   if (avx512_kernels(kernel)) {
     if (w.kind == BlockKind::f16 || w.kind == BlockKind::bf16) {
       // Decode's bf16/f16 kernel (half_products.hpp's avx512 path), 4 rows at

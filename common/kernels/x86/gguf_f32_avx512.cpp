@@ -1,11 +1,10 @@
-// AVX-512 matrix-vector kernels with f32 activations for Q4_0, Q4_K and Q6_K
+// AVX-512 matrix-vector kernels with f32 activations for Q4_K and Q6_K
 // weights read in place (decode; F16 and BF16 rows: half_products_avx512.cpp).
 // Each weight takes its exact value (gguf_blocks.hpp): integer codes are
 // widened to f32 exactly and the block scales applied in f32, so the only
 // rounding is the f32 summation's.
 // Per block the codes' dot with x is taken first and the scales after, with the
 // codes' offsets folded into per-block sums of x computed once per vector:
-//   Q4_0:  d * (sum q x - 8 sum x)
 //   Q4_K:  d * sc * sum q x - dmin * m * sum x          (per 32 values)
 //   Q6_K:  d * sc * (sum q x - 32 sum x)                 (per 16 values)
 #include <immintrin.h>
@@ -33,70 +32,6 @@ LLAMA_AVX512 inline __m512i load16_u8(const uint8_t* p) {
 }
 
 LLAMA_AVX512 inline __m512 to_f32(__m512i v) { return _mm512_maskz_cvtepi32_ps(kFull16, v); }
-
-// Q4_0: sx[b] = sum of x's block b.
-LLAMA_AVX512 float row_q4_0(const BlockQ4_0* w, const float* x, const float* sx, int64_t blocks) {
-  const __m512i low = _mm512_set1_epi32(0xF);
-  __m512 acc = _mm512_setzero_ps();
-  float corr = 0.0f;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const __m512i v = load16_u8(w[b].qs);
-    const __m512 lo = to_f32(_mm512_and_si512(v, low));
-    const __m512 hi = to_f32(_mm512_maskz_srli_epi32(kFull16, v, 4));
-    __m512 t = _mm512_mul_ps(lo, _mm512_loadu_ps(x + 32 * b));
-    t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 32 * b + 16), t);
-    uint16_t h;
-    std::memcpy(&h, &w[b].d, 2);
-    const float d = _cvtsh_ss(h);
-    acc = _mm512_fmadd_ps(t, _mm512_set1_ps(d), acc);
-    corr = std::fma(d, sx[b], corr);
-  }
-  return hsum(acc) - 8.0f * corr;
-}
-
-// Q4_0, 8 rows [w, w + 8 * row_bytes) at once: each row's operations are
-// row_q4_0's in the same order (so the same bits), the rows' chains side by
-// side so that none waits on its own FMA latency, x's block loaded once for
-// all; the codes become floats by a table lookup (vpermps reads only the low 4
-// bits of each index lane: no mask for the low nibbles). The next rows
-// (contiguous) are prefetched meanwhile, as much per block as this block
-// covers: without it the interleaved rows stream from DRAM far more slowly.
-// The table lookup rather than vcvtdq2ps because it takes less time per block.
-constexpr int kRowsQ4 = 8;
-LLAMA_AVX512 void rows_q4_0(const std::byte* w, int64_t row_bytes, const std::byte* next,
-                            const float* x, const float* sx, int64_t blocks, float* out) {
-  const __m512 table = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
-  for (int64_t b = 0; b < blocks; ++b) {
-    if (next != nullptr) {
-      for (int64_t line = b * 18 * kRowsQ4; line < (b + 1) * 18 * kRowsQ4; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(next) + line, _MM_HINT_T2);
-      }
-    }
-    const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
-    const float s = sx[b];
-    const auto row = [&](int i, __m512& acc, float& corr) LLAMA_AVX512 {
-      const auto* blk = reinterpret_cast<const BlockQ4_0*>(w + i * row_bytes) + b;
-      const __m512i v = load16_u8(blk->qs);
-      const __m512 lo = _mm512_maskz_permutexvar_ps(kFull16, v, table);
-      const __m512 hi =
-          _mm512_maskz_permutexvar_ps(kFull16, _mm512_maskz_srli_epi32(kFull16, v, 4), table);
-      __m512 t = _mm512_mul_ps(lo, x0);
-      t = _mm512_fmadd_ps(hi, x1, t);
-      uint16_t h;
-      std::memcpy(&h, &blk->d, 2);
-      const float d = _cvtsh_ss(h);
-      acc = _mm512_fmadd_ps(t, _mm512_set1_ps(d), acc);
-      corr = std::fma(d, s, corr);
-    };
-    row(0, a0, c0), row(1, a1, c1), row(2, a2, c2), row(3, a3, c3);
-    row(4, a4, c4), row(5, a5, c5), row(6, a6, c6), row(7, a7, c7);
-  }
-  const __m512 acc[kRowsQ4] = {a0, a1, a2, a3, a4, a5, a6, a7};
-  const float corr[kRowsQ4] = {c0, c1, c2, c3, c4, c5, c6, c7};
-  for (int i = 0; i < kRowsQ4; ++i) out[i] = hsum(acc[i]) - 8.0f * corr[i];
-}
 
 // Q4_K: sx[s] = sum of x's 32-value sub-block s (8 per super-block).
 LLAMA_AVX512 float row_q4_k(const BlockQ4_K* w, const float* x, const float* sx, int64_t blocks) {
@@ -190,26 +125,14 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
   const int64_t run = w.kind == BlockKind::q6_k ? 16 : 32;
   // Per-block sums of x, on the stack for rows up to 65536 values.
   alignas(64) float stack[4096];
-  const bool sums =
-      w.kind == BlockKind::q4_0 || w.kind == BlockKind::q4_k || w.kind == BlockKind::q6_k;
+  const bool sums = w.kind == BlockKind::q4_k || w.kind == BlockKind::q6_k;
   UninitializedArray<float> heap(sums && n / run > 4096 ? static_cast<size_t>(n / run) : 0);
   float* sx = heap.size() > 0 ? heap.data() : stack;
   if (sums) run_sums(x.data(), n, run, sx);
-  int64_t r = row_begin;
-  if (w.kind == BlockKind::q4_0) {
-    for (; r + kRowsQ4 <= row_end; r += kRowsQ4) {
-      // The last rows of the range prefetch nothing (no address past it).
-      const std::byte* next = r + 2 * kRowsQ4 <= row_end ? w.row(r + kRowsQ4) : nullptr;
-      rows_q4_0(w.row(r), w.row_bytes(), next, x.data(), sx, n / 32, out.data() + (r - row_begin));
-    }
-  }
-  for (; r < row_end; ++r) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
     const std::byte* row = w.row(r);
     float v = 0.0f;
     switch (w.kind) {
-      case BlockKind::q4_0:
-        v = row_q4_0(reinterpret_cast<const BlockQ4_0*>(row), x.data(), sx, n / 32);
-        break;
       case BlockKind::q4_k:
         v = row_q4_k(reinterpret_cast<const BlockQ4_K*>(row), x.data(), sx, n / 256);
         break;
@@ -219,7 +142,11 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
       case BlockKind::f16:
       case BlockKind::bf16:
       case BlockKind::q8_0:
-        break;  // the caller takes half_matvec_rows_avx512, or the portable path
+      case BlockKind::q4_0:
+      case BlockKind::q4_1:
+      case BlockKind::q5_0:
+      case BlockKind::q5_1:
+        break;  // the caller takes half_matvec_rows_avx512, or the portable path (q4_0: none)
     }
     out[static_cast<size_t>(r - row_begin)] = v;
   }

@@ -197,7 +197,8 @@ LLAMA_BLOCKS_VNNI inline __m512i q4_0_pair(const std::byte* blk, bool pair) {
 // vpdpbusd against x's 64 bytes (the pair's 256-bit halves apart),
 // reduce16_halves turns the 16 accumulators into a lane per row for each block,
 // corr[b] (x's 128 or 8 * sum) comes off, and the 16 rows' chains val =
-// fma(float(dot) * w_scale, x_scale, val) advance side by side: every row's
+// fma(float(dot) * w_scale, x_scale, val) (Q4_0: fma(float(dot), w_scale *
+// x_scale, val), llama.cpp's order for it) advance side by side: every row's
 // operations are the one-row kernels', so the same bits. The 16 rows are 16
 // streams the hardware prefetchers follow badly, so the next 16 rows
 // (contiguous) are prefetched in order meanwhile, as llama2c_int8_vnni.cpp
@@ -254,8 +255,14 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
           _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, row_at, w + b * kBytes, 1);
       const __m512 scale =
           _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw));
-      const __m512 scaled = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kFull16, dots), scale);
-      val = _mm512_maskz_fmadd_ps(kFull16, scaled, _mm512_set1_ps(xs[b]), val);
+      const __m512 fdots = _mm512_maskz_cvtepi32_ps(kFull16, dots);
+      if constexpr (Q4) {
+        val =
+            _mm512_maskz_fmadd_ps(kFull16, fdots, _mm512_mul_ps(scale, _mm512_set1_ps(xs[b])), val);
+      } else {
+        val =
+            _mm512_maskz_fmadd_ps(kFull16, _mm512_mul_ps(fdots, scale), _mm512_set1_ps(xs[b]), val);
+      }
     }
   }
   _mm512_storeu_ps(out, val);
@@ -263,7 +270,8 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
 
 // One Q4_0 row against q8_0-block x, block by block (rows16_vnni's operations
 // for one lane): the codes of a block as 32 u8 in x's order, one 256-bit
-// vpdpbusd, minus corr[b] = 8 * sum of x's block.
+// vpdpbusd, minus corr[b] = 8 * sum of x's block, then val = fma(float(dot),
+// w_scale * x_scale, val).
 LLAMA_BLOCKS_VNNI float row_q4_0_vnni(const std::byte* w, const int8_t* xv, const float* xs,
                                       const int32_t* corr, int64_t blocks) {
   float val = 0.0f;
@@ -277,7 +285,7 @@ LLAMA_BLOCKS_VNNI float row_q4_0_vnni(const std::byte* w, const int8_t* xv, cons
         reduce_add256(_mm256_dpbusd_epi32(_mm256_setzero_si256(), v, xq)) - corr[b];
     uint16_t h;
     std::memcpy(&h, blk, 2);
-    val = std::fma(static_cast<float>(ival) * f16_to_f32(h), xs[b], val);
+    val = std::fma(static_cast<float>(ival), f16_to_f32(h) * xs[b], val);
   }
   return val;
 }

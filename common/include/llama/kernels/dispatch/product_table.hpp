@@ -35,6 +35,11 @@ enum class InputKind {
   // llama.cpp's x86 quantization for Q8_0 products (f16-rounded scales,
   // quantize_activations_q8_0_blocks in kernels/products/gguf_products.hpp), groups of 32.
   q8_0_blocks,
+  // llama.cpp's x86 quantize_row_q8_1 for Q4_1 and Q5_1 products: q8_0 blocks'
+  // values, and per block two floats, d then s
+  // (quantize_activations_q8_1_blocks in kernels/products/legacy_products.hpp);
+  // group_size 16, the values per float of scales.
+  q8_1_blocks,
 };
 
 struct InputFormat {
@@ -43,11 +48,12 @@ struct InputFormat {
   bool quantized() const { return kind != InputKind::f32; }
   bool operator==(const InputFormat&) const = default;
 };
-std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
+std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks", ...
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/products/gguf_products.hpp). block_q8_0 quantizes its input
-// as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
+// (read in place: kernels/products/gguf_products.hpp), q5_0, q4_1, q5_1
+// (kernels/products/legacy_products.hpp). block_q8_0, q4_0, q5_0, q4_1 and q5_1
+// quantize their input as llama.cpp does; q4_k and q6_k keep it f32 against exactly
 // dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
 // in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
@@ -62,9 +68,7 @@ inline DTypeSet core_kernel_dtypes() {
 }
 
 // How products with `w` read their input; throws Error naming the tensor when
-// its dtype has no kernels here. Under Numerics::fast q4_0 takes q8_0 blocks
-// (llama.cpp's int8 products, several times faster than f32 sums of the exact
-// weights, not within 1e-4 of them); every other dtype reads as under exact.
+// its dtype has no kernels here. The numerics policy does not change it.
 InputFormat input_format(const Tensor& w);
 InputFormat input_format(const Tensor& w, Numerics numerics);
 
@@ -96,8 +100,7 @@ struct ProductBatch {
 };
 
 // out[r - row_begin] = row r of W . x for rows [row_begin, row_end), in the
-// input's format: q4_0 runs its int8 kernels when x holds a quantized form
-// (input_format(w, fast)), its f32 ones otherwise.
+// input's format (input_format(w)).
 // `kernel`: KernelSet::portable for the plain loops (the reference backend),
 // best_kernel_set() for the fastest this CPU runs; both give the same bits.
 void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, int64_t row_begin,

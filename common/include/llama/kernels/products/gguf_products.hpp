@@ -7,13 +7,14 @@
 //   max|x|)), then per (row, token) val = fma(float(int32 dot) * w_scale,
 //   x_scale, val) block by block: the int8 products llama.cpp takes, in
 //   runq.c's accumulation order. Decode and prefill give the same bits.
-// - F16, BF16, Q4_0, Q4_K, Q6_K: activations stay f32; each weight is its
+// - Q4_0: the same activations against its codes - 8, then per block val =
+//   fma(float(dot), w_scale * x_scale, val): llama.cpp's arithmetic on x86,
+//   where it repacks Q4_0 rows eight at a time (ggml_gemv_q4_0_8x8_q8_0 and
+//   its gemm, which combine a block the same way).
+// - F16, BF16, Q4_K, Q6_K: activations stay f32; each weight is its
 //   exact dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
 //   in registers; prefill dequantizes tiles of rows (dequantize_rows) for an
 //   f32 matrix-matrix product.
-// - Q4_0 under Numerics::fast (products.hpp: input_format(w, fast)): as Q8_0,
-//   llama.cpp's int8 products (codes - 8 against the quantized activations),
-//   not within 1e-4 of the exact products (docs/formats.md says by how much).
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,7 @@
 
 namespace llama {
 
-enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k };
+enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1 };
 const char* to_string(BlockKind kind);  // "F16", ..., "Q6_K" (GGUF's names)
 int64_t block_values(BlockKind kind);   // values per block
 int64_t block_bytes(BlockKind kind);    // bytes per block
@@ -65,21 +66,23 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales, SimdLevel level);
 
-// Q8_0 weights (and Q4_0 ones under Numerics::fast, llama.cpp's products: its
-// codes - 8 as int8): out[r - row_begin] for rows [row_begin, row_end) of W x,
-// x quantized by quantize_activations_q8_0_blocks: per block the int32 dot,
-// then val = fma(float(dot) * w_scale, x_scale, val). Both kernels give the
-// same bits; another weight kind is an Error.
+// Q8_0 and Q4_0 weights (Q4_0's codes - 8 as int8): out[r - row_begin] for
+// rows [row_begin, row_end) of W x, x quantized by
+// quantize_activations_q8_0_blocks: per block the int32 dot, then val =
+// fma(float(dot) * w_scale, x_scale, val) (Q4_0: fma(float(dot), w_scale *
+// x_scale, val)). Both kernels give the same bits; another weight kind is an
+// Error.
 void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, KernelSet kernel);
 // The batch: out[t * out_stride + r]; every (row, token) result equals
-// q8_0_blocks_matvec_rows'. Rows are unpacked in tiles of 256 into int8 values
-// and f32 scales and run through q8_matmat_rows.
+// q8_0_blocks_matvec_rows'. Q8_0 rows are unpacked in tiles of 256 into int8
+// values and f32 scales and run through q8_matmat_rows; Q4_0 runs the decode
+// kernel per tile of 64 rows and vector.
 void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              KernelSet kernel);
 
-// F16, BF16, Q4_0, Q4_K, Q6_K weights (Q8_0 too, exactly): out[r - row_begin]
+// F16, BF16, Q4_K, Q6_K weights (Q8_0 too, exactly; Q4_0 is an Error): out[r - row_begin]
 // = sum over k of dequantized w[r, k] * x[k], in f32. `kernel` avx512_vnni
 // takes the AVX-512 kernels (x86/gguf_f32_avx512.cpp; for F16 and BF16
 // half_matvec_rows' avx512 path, half_products.hpp), which sum in another
