@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "llama/error.hpp"
+#include "llama/kernels/products/gguf_kquant.hpp"
 #include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/products/half_products.hpp"
 
@@ -43,6 +44,8 @@ std::string to_string(const InputFormat& f) {
       return "q8 groups of " + std::to_string(f.group_size);
     case InputKind::q8_0_blocks:
       return "q8_0 blocks";
+    case InputKind::q8_k_blocks:
+      return "q8_K blocks";
     default:
       return "f32";
   }
@@ -59,9 +62,10 @@ InputFormat input_format(const Tensor& w) {
       return {InputKind::q8_groups, w.group_size};
     case DType::block_q8_0:
       return {InputKind::q8_0_blocks, 32};
-    case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+      return {InputKind::q8_k_blocks, 256};
+    case DType::q4_0:
     case DType::bf16:
     case DType::f16:
       return {InputKind::f32, 0};
@@ -83,6 +87,9 @@ void quantize_input(const InputFormat& f, std::span<const float> x, std::span<in
       return;
     case InputKind::q8_0_blocks:
       quantize_activations_q8_0_blocks(x, values, scales);
+      return;
+    case InputKind::q8_k_blocks:
+      quantize_activations_q8_k(x, values, scales);
       return;
     case InputKind::f32:
       break;
@@ -108,7 +115,7 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       return;
     case DType::q4_k:
     case DType::q6_k:
-      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16:
@@ -129,10 +136,8 @@ bool few_vectors_by_rows(DType dtype) {
     case DType::q8_0:
     case DType::block_q8_0:
     case DType::q4_0:
-    case DType::q4_k:
-    case DType::q6_k:
       return true;
-    default:
+    default:  // q4_k, q6_k: their batch kernel takes a few vectors as well
       return false;
   }
 }
@@ -190,7 +195,7 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
       return;
     case DType::q4_k:
     case DType::q6_k:
-      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+      kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16: {
@@ -313,6 +318,11 @@ std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numeri
     return "q4_0 x f32, " + k +
            " (numerics exact: f32 sums of the exactly dequantized weights; --numerics fast takes "
            "llama.cpp's int8 products)";
+  }
+  if (w.dtype == DType::q4_k || w.dtype == DType::q6_k) {
+    return describe_products(w, kernel) +
+           " (llama.cpp's products: activations quantized to q8_K per block of 256, int32 sums "
+           "per sub-block scaled in llama.cpp's order; the same under every numerics policy)";
   }
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;

@@ -35,6 +35,9 @@ enum class InputKind {
   // llama.cpp's x86 quantization for Q8_0 products (f16-rounded scales,
   // quantize_activations_q8_0_blocks in kernels/products/gguf_products.hpp), groups of 32.
   q8_0_blocks,
+  // llama.cpp's q8_K for K-quant products (quantize_activations_q8_k in
+  // kernels/products/gguf_kquant.hpp), groups of 256.
+  q8_k_blocks,
 };
 
 struct InputFormat {
@@ -46,10 +49,12 @@ struct InputFormat {
 std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks"
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/products/gguf_products.hpp). block_q8_0 quantizes its input
-// as llama.cpp does; q4_0, q4_k and q6_k keep it f32 against exactly
-// dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
-// in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
+// (read in place: kernels/products/gguf_products.hpp, gguf_kquant.hpp).
+// block_q8_0 quantizes its input as llama.cpp does, q4_k and q6_k into
+// llama.cpp's q8_K, with llama.cpp's integer products (every kernel the same
+// bits); q4_0 keeps it f32 against exactly dequantized weights
+// (KernelSet::portable sums in order, the AVX-512 kernels in another order:
+// equal to f32 rounding, not bit for bit). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
 // kernels/products/half_products.hpp.
 DTypeSet product_dtypes();
