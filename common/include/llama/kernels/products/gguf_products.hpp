@@ -7,10 +7,12 @@
 //   max|x|)), then per (row, token) val = fma(float(int32 dot) * w_scale,
 //   x_scale, val) block by block: the int8 products llama.cpp takes, in
 //   runq.c's accumulation order. Decode and prefill give the same bits.
-// - F16, BF16, Q4_0, Q4_K, Q6_K: activations stay f32; each weight is its
-//   exact dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
+// - F16, BF16, Q4_0: activations stay f32; each weight is its exact
+//   dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
 //   in registers; prefill dequantizes tiles of rows (dequantize_rows) for an
 //   f32 matrix-matrix product.
+// - Q4_K, Q6_K: llama.cpp's q8_K products, gguf_kquant.hpp (their f32 products
+//   below, blocks_matvec_rows_f32, remain for tests and comparisons).
 // - Q4_0 under Numerics::fast (products.hpp: input_format(w, fast)): as Q8_0,
 //   llama.cpp's int8 products (codes - 8 against the quantized activations),
 //   not within 1e-4 of the exact products (docs/formats.md says by how much).
