@@ -258,7 +258,7 @@ TEST_CASE("q8_K products: within rounding of the exact sum, VNNI the portable bi
   const std::vector<llama::KernelSet> kernels = kernel_sets();
   for (BlockKind kind : {BlockKind::q4_k, BlockKind::q6_k}) {
     INFO(llama::to_string(kind));
-    constexpr int64_t rows = 37, cols = 256 * 6, n = 7;
+    constexpr int64_t rows = 37, cols = 256 * 6, n = 11;
     const auto bytes = random_blocks(kind, rows, cols, 11);
     const BlockMatrix w{bytes, rows, cols, kind};
     const std::vector<float> xf = random_vector(n * cols, 5);
@@ -286,7 +286,7 @@ TEST_CASE("q8_K products: within rounding of the exact sum, VNNI the portable bi
         llama::kquant_q8_k_matvec_rows(out, w, v, 3, rows, k);
         for (int64_t r = 3; r < rows; ++r) CHECK(out[r - 3] == decode[t][r]);
       }
-      for (int64_t m = 1; m <= n; ++m) {  // batches of 1..7 vectors
+      for (int64_t m = 1; m <= n; ++m) {  // batches of 1..11 vectors: passes of 8 and the rest
         const llama::Q8BatchView b{{x.values.data(), static_cast<size_t>(m * cols)},
                                    {x.d.data(), static_cast<size_t>(m * cols / 256)},
                                    cols,

@@ -3,7 +3,7 @@
 //
 // A row's super-block is unpacked once into registers (Q4_K: 4 x 64 codes,
 // low nibbles of a 32-byte run in the low half, high nibbles in the high half;
-// Q6_K: 4 x 64 codes of 6 bits), and then every vector of a group of up to 4
+// Q6_K: 4 x 64 codes of 6 bits), and then every vector of a group of up to 8
 // takes it: vpmaddubsw (code x value, int16 pairs: at most 2 x 63 x 127, no
 // saturation) then vpdpwssd with the sub-block scales into 16 int32 lanes.
 // The 256-bit halves of those lanes hold the same bytes of two 32-value runs,
@@ -17,14 +17,13 @@
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
-#include "llama/kernels/numbers/half.hpp"
 
 namespace llama::detail {
 namespace {
 
-#define LLAMA_KQUANT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+#define LLAMA_KQUANT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
 
-constexpr int kMaxVectors = 4;  // vectors per pass over a row's blocks
+constexpr int kMaxVectors = 8;  // vectors per pass over a row's blocks
 
 // ggml's hsum_float_8 of 8 lanes.
 LLAMA_KQUANT_VNNI inline float hsum8(__m256 v) {
@@ -52,6 +51,22 @@ LLAMA_KQUANT_VNNI inline __m512i spread_index(int first, int per) {
   return _mm512_load_si512(idx);
 }
 
+// A Q4_K block's 12 scale bytes as 8 scales then 8 mins, 6 bits each: ggml's
+// unpacking with 32-bit masks (q4_k_scale_min's values; the tests compare).
+inline __m128i q4_k_scales_mins(const uint8_t* packed) {
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);
+  const uint32_t mins_low = u[1] & kLow6;
+  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);
+  u[2] = mins_low;
+  u[0] &= kLow6;
+  __m128i v;
+  std::memcpy(&v, u, 16);
+  return v;
+}
+
 template <int N>
 LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t t0, float* out,
                                 int64_t out_stride) {
@@ -69,9 +84,7 @@ LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t
   }
   for (int64_t b = 0; b < blocks; ++b) {
     const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * sizeof(BlockQ4_K));
-    alignas(16) uint8_t sc[16];  // 8 scales, then 8 mins
-    for (int s = 0; s < 8; ++s) q4_k_scale_min(blk->scales, s, sc[s], sc[8 + s]);
-    const __m128i sm = _mm_load_si128(reinterpret_cast<const __m128i*>(sc));
+    const __m128i sm = q4_k_scales_mins(blk->scales);
     const __m512i scales16 = widen(_mm256_cvtepu8_epi16(sm));
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
     __m512i w[4], scale[4];
@@ -81,17 +94,17 @@ LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t
           _mm512_and_si512(_mm512_srlv_epi16(_mm512_maskz_broadcast_i64x4(0xFF, qs), halves), m4);
       scale[j] = _mm512_permutexvar_epi16(spread[j], scales16);
     }
-    const float wd = f16_to_f32(blk->d), wmin = f16_to_f32(blk->dmin);
+    const float wd = _cvtsh_ss(blk->d), wmin = _cvtsh_ss(blk->dmin);
     for (int t = 0; t < N; ++t) {
       const int8_t* q = x.values + (t0 + t) * x.cols + b * kQK_K;
-      __m512i s = _mm512_setzero_si512();
+      __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};  // two chains
       for (int j = 0; j < 4; ++j) {
         const __m512i p16 = _mm512_maddubs_epi16(w[j], _mm512_loadu_si512(q + 64 * j));
-        s = _mm512_dpwssd_epi32(s, scale[j], p16);
+        s[j % 2] = _mm512_dpwssd_epi32(s[j % 2], scale[j], p16);
       }
       const float d8 = x.d[(t0 + t) * blocks + b];
       const float d = d8 * wd, dmin = -d8 * wmin;
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(s), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(_mm512_add_epi32(s[0], s[1])), acc[t]);
       const __m128i sums =
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sums + (t0 + t) * groups32 + 8 * b));
       accm[t] =
@@ -136,18 +149,18 @@ LLAMA_KQUANT_VNNI void q6_k_row(const std::byte* row, const Q8KBatch& x, int64_t
                                      _mm512_slli_epi16(hi23, 4));
     }
     for (int j = 0; j < 4; ++j) scale[j] = _mm512_permutexvar_epi16(spread[j], scales16);
-    const float wd = f16_to_f32(blk->d);
+    const float wd = _cvtsh_ss(blk->d);
     for (int t = 0; t < N; ++t) {
       const int8_t* q = x.values + (t0 + t) * x.cols + b * kQK_K;
-      __m512i s = _mm512_setzero_si512();
+      __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};  // two chains
       for (int j = 0; j < 4; ++j) {
         const __m512i v = _mm512_loadu_si512(q + 64 * j);
         const __m512i p16 =
             _mm512_sub_epi16(_mm512_maddubs_epi16(w[j], v), _mm512_maddubs_epi16(m32, v));
-        s = _mm512_dpwssd_epi32(s, scale[j], p16);
+        s[j % 2] = _mm512_dpwssd_epi32(s[j % 2], scale[j], p16);
       }
       const float d = x.d[(t0 + t) * blocks + b] * wd;
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(s), acc[t]);
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(_mm512_add_epi32(s[0], s[1])), acc[t]);
     }
   }
   for (int t = 0; t < N; ++t) out[t * out_stride] = hsum8(acc[t]);
@@ -176,6 +189,18 @@ LLAMA_KQUANT_VNNI void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatc
       row_vectors<kMaxVectors>(w, row, x, t, o + t * out_stride, out_stride);
     }
     switch (x.n - t) {
+      case 7:
+        row_vectors<7>(w, row, x, t, o + t * out_stride, out_stride);
+        break;
+      case 6:
+        row_vectors<6>(w, row, x, t, o + t * out_stride, out_stride);
+        break;
+      case 5:
+        row_vectors<5>(w, row, x, t, o + t * out_stride, out_stride);
+        break;
+      case 4:
+        row_vectors<4>(w, row, x, t, o + t * out_stride, out_stride);
+        break;
       case 3:
         row_vectors<3>(w, row, x, t, o + t * out_stride, out_stride);
         break;
