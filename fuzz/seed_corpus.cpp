@@ -161,7 +161,7 @@ Bytes gguf_file(uint32_t alignment, int layers) {
       {"f32", gguf::TensorType::F32},   {"f16", gguf::TensorType::F16},
       {"bf16", gguf::TensorType::BF16}, {"q8_0", gguf::TensorType::Q8_0},
       {"q4_0", gguf::TensorType::Q4_0}, {"q4_k", gguf::TensorType::Q4_K},
-      {"q6_k", gguf::TensorType::Q6_K}};
+      {"q6_k", gguf::TensorType::Q6_K}, {"q5_k", gguf::TensorType::Q5_K}};
   for (int l = 0; l < layers; ++l) {
     for (const auto& [name, type] : types) {
       const std::vector<int64_t> shape = {2, 256};

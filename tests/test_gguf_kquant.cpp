@@ -47,7 +47,7 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
   };
   const int64_t bb = llama::block_bytes(kind);
   for (size_t at = 0; at < b.size(); at += static_cast<size_t>(bb)) {
-    if (kind == BlockKind::q4_k) {
+    if (kind != BlockKind::q6_k) {
       put(at);
       put(at + 2);
     } else {
@@ -78,6 +78,26 @@ struct IntBlock {
 
 IntBlock int_block(BlockKind kind, const std::byte* p) {
   IntBlock o{};
+  if (kind == BlockKind::q5_k) {
+    llama::BlockQ5_K b;
+    std::memcpy(&b, p, sizeof b);
+    o.per = 32;
+    o.d = llama::f16_to_f32(b.d);
+    o.dmin = llama::f16_to_f32(b.dmin);
+    for (int s = 0; s < 8; ++s) {
+      uint8_t sc, m;
+      llama::q4_k_scale_min(b.scales, s, sc, m);
+      o.scale[s] = sc;
+      o.min[s] = m;
+    }
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 32; ++i) {
+        o.code[64 * j + i] = (b.qs[32 * j + i] & 15) + 16 * ((b.qh[i] >> (2 * j)) & 1);
+        o.code[64 * j + 32 + i] = (b.qs[32 * j + i] >> 4) + 16 * ((b.qh[i] >> (2 * j + 1)) & 1);
+      }
+    }
+    return o;
+  }
   if (kind == BlockKind::q4_k) {
     llama::BlockQ4_K b;
     std::memcpy(&b, p, sizeof b);
@@ -223,12 +243,12 @@ TEST_CASE("q8_K products: exactly the integer loop where the float steps are exa
           "[gguf][kernels][q8k]") {
   // Weights with d = dmin = 1 and x's d a power of two: every product and sum
   // of the definition is an exact float, so the result is the integer loop's.
-  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q6_k}) {
+  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k}) {
     INFO(llama::to_string(kind));
     auto bytes = random_blocks(kind, 3, 512, 7);
     const uint16_t one = llama::f32_to_f16(1.0f);
     for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(llama::block_bytes(kind))) {
-      if (kind == BlockKind::q4_k) {
+      if (kind != BlockKind::q6_k) {
         std::memcpy(bytes.data() + at, &one, 2);
         std::memcpy(bytes.data() + at + 2, &one, 2);
       } else {
@@ -256,7 +276,7 @@ TEST_CASE("q8_K products: exactly the integer loop where the float steps are exa
 TEST_CASE("q8_K products: within rounding of the exact sum, VNNI the portable bits",
           "[gguf][kernels][q8k]") {
   const std::vector<llama::KernelSet> kernels = kernel_sets();
-  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q6_k}) {
+  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k}) {
     INFO(llama::to_string(kind));
     constexpr int64_t rows = 37, cols = 256 * 6, n = 11;
     const auto bytes = random_blocks(kind, rows, cols, 11);

@@ -1,6 +1,6 @@
 // gguf-parity.json on every registered backend: llama.cpp's greedy streams and
 // top logits for its own GGUF files (stories1M F32/F16/Q8_0/Q4_0, rand-k
-// Q4_K_M/Q6_K; the cases of types not run yet are checked as refusals by
+// Q4_K_M/Q5_K_M/Q6_K; the cases of types not run yet are checked as refusals by
 // runnable_gguf_cases) with the files' default f16 KV cache (llama.cpp's), the prompt
 // encoded by the file's own tokenizer, and every file's logits on blas and
 // graph against the reference backend's, with an f32 cache (the products'
@@ -30,32 +30,32 @@ std::vector<std::string> backend_names() {
 
 // Tolerances against llama.cpp's logits, relative to the largest of them:
 // issue 16's, 1e-4 for F32 and F16, 1e-3 for Q8_0, 3e-2 for Q4_0 (whose
-// activations llama.cpp quantizes to Q8 blocks where we keep f32). Q4_K_M and
-// Q6_K run llama.cpp's own arithmetic (q8_K activations, its integer sums and
-// scale order: kernels/products/gguf_kquant.hpp), held to 1e-4 and 1e-5. They
+// activations llama.cpp quantizes to Q8 blocks where we keep f32). Q4_K_M, Q5_K_M
+// and Q6_K run llama.cpp's own arithmetic (q8_K activations, its integer sums and
+// scale order: kernels/products/gguf_kquant.hpp), held to 1e-4, 1e-5 and 1e-5. They
 // hold with llama.cpp's arithmetic where it is a definition: the
 // f16 KV cache with ggml's rounding points and sums (kernels/
 // steps/f16_cache_attention.hpp) and ggml's rotary angles (RopeAngles::ggml). Worst
 // measured, every backend: F32 4.0e-5, F16 1.5e-5, Q8_0 1.6e-7, Q4_0 5.6e-3,
-// Q4_K_M 1.6e-5 (reference; blas and graph 3.5e-6), Q6_K 1.1e-7 (docs/formats.md).
+// Q4_K_M 1.6e-5 (reference; blas and graph 3.5e-6), Q5_K_M 2.9e-7, Q6_K 1.1e-7
+// (docs/formats.md).
 double tolerance(const std::string& file) {
   if (file.find(".f32.") != std::string::npos) return 1e-4;
   if (file.find(".f16.") != std::string::npos) return 1e-4;
   if (file.find(".q8_0.") != std::string::npos) return 1e-3;
   if (file.find(".q4_k_m.") != std::string::npos) return 1e-4;
   if (file.find(".q6_k.") != std::string::npos) return 1e-5;
+  if (file.find(".q5_k_m.") != std::string::npos) return 1e-5;
   return 3e-2;
 }
 
 // How many stream tokens must be llama.cpp's: the case's compare_first, or
-// all of them. Q4_K_M and Q6_K, with llama.cpp's arithmetic, give its whole
+// all of them. The K-quant files, with llama.cpp's arithmetic, give its whole
 // stream on every backend (measured: all 56 generated tokens).
+bool kquant_file(const std::string& file);
 size_t tokens_to_match(const nlohmann::json& c) {
   const auto stream = c["stream"].get<std::vector<int32_t>>();
-  const std::string file = c["model"].get<std::string>();
-  if (file.find(".q4_k_m.") != std::string::npos || file.find(".q6_k.") != std::string::npos) {
-    return stream.size();
-  }
+  if (kquant_file(c["model"].get<std::string>())) return stream.size();
   return c.contains("compare_first") ? c["compare_first"].get<size_t>() : stream.size();
 }
 
@@ -63,11 +63,12 @@ size_t tokens_to_match(const nlohmann::json& c) {
 // value a last bit apart between two backends (the reference sums its steps in
 // double) can round to the neighbouring int8 step, and on rand-k's random
 // weights that moves the later logits by up to a few 1e-3 (measured, blas
-// against reference: Q4_K_M 7.2e-3 with the f16 cache, Q6_K 6.2e-3 at its last
+// against reference: Q4_K_M 7.2e-3 and Q5_K_M 4.1e-3 with the f16 cache, Q6_K 6.2e-3 at its last
 // two positions with the f32 one, every earlier position below 1e-5), while
 // both stay within tolerance() of llama.cpp where it recorded logits.
 bool kquant_file(const std::string& file) {
-  return file.find(".q4_k_m.") != std::string::npos || file.find(".q6_k.") != std::string::npos;
+  return file.find(".q4_k_m.") != std::string::npos || file.find(".q5_k_m.") != std::string::npos ||
+         file.find(".q6_k.") != std::string::npos;
 }
 
 // blas and graph against reference on the same file. With an f32 cache:

@@ -18,6 +18,7 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"q4_0", 32, 18, false},
     {"q4_k", 256, 144, false},
     {"q6_k", 256, 210, false},
+    {"q5_k", 256, 176, false},
 }};
 
 int64_t checked_elements(const std::string& name, const std::vector<int64_t>& shape) {

@@ -33,6 +33,8 @@ DType dtype_of(const Tensor& t) {
       return DType::q4_k;
     case TensorType::Q6_K:
       return DType::q6_k;
+    case TensorType::Q5_K:
+      return DType::q5_k;
     default:
       break;  // read_llama refused every other type
   }
@@ -165,6 +167,8 @@ const char* gguf_type_name(DType dtype) {
       return "Q4_K";
     case DType::q6_k:
       return "Q6_K";
+    case DType::q5_k:
+      return "Q5_K";
     case DType::q8_0:
       break;
   }

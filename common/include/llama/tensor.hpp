@@ -16,7 +16,7 @@ namespace llama {
 
 // Element types of weights. Float types convert to f32 exactly. Block types
 // store each row as whole blocks of `block_values` values in `block_bytes`
-// bytes (GGUF's types join here: block_q8_0, q4_0, q4_k, q6_k).
+// bytes (GGUF's types join here: block_q8_0, q4_0, q4_k, q6_k, q5_k).
 enum class DType : uint8_t {
   f32,
   bf16,
@@ -30,11 +30,12 @@ enum class DType : uint8_t {
   q4_0,        // 32 4-bit codes with an f16 scale: 18 bytes per 32 values
   q4_k,        // super-blocks of 256 (8 x 32, 6-bit scales and mins): 144 bytes
   q6_k,        // super-blocks of 256 (16 x 16, int8 scales): 210 bytes
+  q5_k,        // super-blocks of 256 (8 x 32, 6-bit scales and mins, 5-bit codes): 176 bytes
 };
-inline constexpr int kDTypeCount = 8;
+inline constexpr int kDTypeCount = 9;
 
 struct DTypeInfo {
-  const char* name;      // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k"
+  const char* name;      // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k", "q5_k"
   int64_t block_values;  // values per block of `data` (1 for the float types and q8_0)
   int64_t block_bytes;   // bytes per block of `data`
   bool is_float;         // f32, bf16, f16: converts to f32 exactly, value by value

@@ -53,7 +53,7 @@ std::string to_string(const InputFormat& f) {
 
 DTypeSet product_dtypes() {
   return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k,
-          DType::q6_k, DType::bf16,       DType::f16};
+          DType::q6_k, DType::bf16,       DType::f16,  DType::q5_k};
 }
 
 InputFormat input_format(const Tensor& w) {
@@ -63,6 +63,7 @@ InputFormat input_format(const Tensor& w) {
     case DType::block_q8_0:
       return {InputKind::q8_0_blocks, 32};
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
       return {InputKind::q8_k_blocks, 256};
     case DType::q4_0:
@@ -114,6 +115,7 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
       kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
@@ -194,6 +196,7 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
       f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
       kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
@@ -319,7 +322,7 @@ std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numeri
            " (numerics exact: f32 sums of the exactly dequantized weights; --numerics fast takes "
            "llama.cpp's int8 products)";
   }
-  if (w.dtype == DType::q4_k || w.dtype == DType::q6_k) {
+  if (w.dtype == DType::q4_k || w.dtype == DType::q5_k || w.dtype == DType::q6_k) {
     return describe_products(w, kernel) +
            " (llama.cpp's products: activations quantized to q8_K per block of 256, int32 sums "
            "per sub-block scaled in llama.cpp's order; the same under every numerics policy)";

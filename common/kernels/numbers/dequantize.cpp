@@ -66,6 +66,7 @@ void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::s
     case DType::q4_0:
     case DType::q4_k:
     case DType::q6_k:
+    case DType::q5_k:
       // ggml's dequantize_row_* (kernels/numbers/gguf_blocks.hpp), checked against it by hash.
       dequantize_rows(block_matrix(t), row_begin, row_end, out);
       return;

@@ -49,6 +49,32 @@ void dequantize_q4_k(std::span<const BlockQ4_K> in, std::span<float> out) {
   }
 }
 
+void dequantize_q5_k(std::span<const BlockQ5_K> in, std::span<float> out) {
+  float* y = out.data();
+  for (size_t i = 0; i < out.size() / kQK_K; ++i) {
+    const BlockQ5_K& b = in[i];
+    const float d = f16_to_f32(b.d);
+    const float min = f16_to_f32(b.dmin);
+    const uint8_t* q = b.qs;
+    for (int s = 0; s < 8; s += 2) {
+      uint8_t sc, m;
+      q4_k_scale_min(b.scales, s, sc, m);
+      const float d1 = d * sc, m1 = min * m;
+      q4_k_scale_min(b.scales, s + 1, sc, m);
+      const float d2 = d * sc, m2 = min * m;
+      for (int l = 0; l < 32; ++l) {
+        const int hi = (b.qh[l] >> s) & 1;
+        *y++ = d1 * static_cast<float>((q[l] & 0xF) + 16 * hi) - m1;
+      }
+      for (int l = 0; l < 32; ++l) {
+        const int hi = (b.qh[l] >> (s + 1)) & 1;
+        *y++ = d2 * static_cast<float>((q[l] >> 4) + 16 * hi) - m2;
+      }
+      q += 32;
+    }
+  }
+}
+
 void dequantize_q6_k(std::span<const BlockQ6_K> in, std::span<float> out) {
   float* y = out.data();
   for (size_t i = 0; i < out.size() / kQK_K; ++i) {

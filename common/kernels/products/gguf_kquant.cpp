@@ -87,6 +87,40 @@ float q4_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
   return hsum8(acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
 }
 
+// Q4_K's lanes with 5-bit codes (bit s of qh[i] adds 16 to value i of
+// sub-block s); the mins' products summed whole per block, summs = fma(dmin,
+// float(sum), summs), added after hsum8 (the AVX2 kernel's scalar chain).
+float q5_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
+  const int64_t blocks = x.cols / kQK_K;
+  const int8_t* xv = x.values + t * x.cols;
+  const int16_t* xs = x.sums + t * (x.cols / 32);
+  float acc[8] = {}, summs = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    BlockQ5_K blk;
+    std::memcpy(&blk, row + b * sizeof(BlockQ5_K), sizeof blk);
+    const float d8 = x.d[t * blocks + b];
+    const float d = d8 * f16_to_f32(blk.d);
+    const float dmin = -d8 * f16_to_f32(blk.dmin);
+    uint8_t sc[8], mn[8];
+    for (int s = 0; s < 8; ++s) q4_k_scale_min(blk.scales, s, sc[s], mn[s]);
+    const int16_t* sums = xs + b * 8;
+    int32_t mins = 0;
+    for (int s = 0; s < 8; ++s) mins += mn[s] * sums[s];
+    summs = std::fma(dmin, static_cast<float>(mins), summs);
+    const int8_t* q = xv + b * kQK_K;
+    int32_t lanes[8] = {};
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 32; ++i) {
+        const int32_t lo = (blk.qs[32 * j + i] & 15) | (((blk.qh[i] >> (2 * j)) & 1) << 4);
+        const int32_t hi = (blk.qs[32 * j + i] >> 4) | (((blk.qh[i] >> (2 * j + 1)) & 1) << 4);
+        lanes[i / 4] += sc[2 * j] * lo * q[64 * j + i] + sc[2 * j + 1] * hi * q[64 * j + 32 + i];
+      }
+    }
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
+  }
+  return hsum8(acc) + summs;
+}
+
 float q6_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
   const int64_t blocks = x.cols / kQK_K;
   const int8_t* xv = x.values + t * x.cols;
@@ -156,7 +190,7 @@ bool vnni_kernels(KernelSet kernel) {
 void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t out_stride,
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
 #if LLAMA_HAVE_X86_TARGETS
-  if (vnni_kernels(kernel)) {
+  if (vnni_kernels(kernel) && w.kind != BlockKind::q5_k) {  // Q5_K: the portable loop only
     detail::kquant_q8_k_rows_vnni(w, x, out, out_stride, row_begin, row_end);
     return;
   }
@@ -165,8 +199,18 @@ void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t o
 #endif
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < x.n; ++t) {
-      out[t * out_stride + r - row_begin] =
-          w.kind == BlockKind::q4_k ? q4_k_row_dot(w.row(r), x, t) : q6_k_row_dot(w.row(r), x, t);
+      float& o = out[t * out_stride + r - row_begin];
+      switch (w.kind) {
+        case BlockKind::q4_k:
+          o = q4_k_row_dot(w.row(r), x, t);
+          break;
+        case BlockKind::q5_k:
+          o = q5_k_row_dot(w.row(r), x, t);
+          break;
+        default:
+          o = q6_k_row_dot(w.row(r), x, t);
+          break;
+      }
     }
   }
 }
@@ -198,7 +242,7 @@ void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> value
 }
 
 bool has_q8_k_products(BlockKind kind) {
-  return kind == BlockKind::q4_k || kind == BlockKind::q6_k;
+  return kind == BlockKind::q4_k || kind == BlockKind::q5_k || kind == BlockKind::q6_k;
 }
 
 void kquant_q8_k_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,

@@ -219,6 +219,7 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
       case BlockKind::f16:
       case BlockKind::bf16:
       case BlockKind::q8_0:
+      case BlockKind::q5_k:
         break;  // the caller takes half_matvec_rows_avx512, or the portable path
     }
     out[static_cast<size_t>(r - row_begin)] = v;

@@ -11,7 +11,7 @@
 //   dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
 //   in registers; prefill dequantizes tiles of rows (dequantize_rows) for an
 //   f32 matrix-matrix product.
-// - Q4_K, Q6_K: llama.cpp's q8_K products, gguf_kquant.hpp (their f32 products
+// - Q4_K, Q5_K, Q6_K: llama.cpp's q8_K products, gguf_kquant.hpp (their f32 products
 //   below, blocks_matvec_rows_f32, remain for tests and comparisons).
 // - Q4_0 under Numerics::fast (products.hpp: input_format(w, fast)): as Q8_0,
 //   llama.cpp's int8 products (codes - 8 against the quantized activations),
@@ -29,7 +29,7 @@
 
 namespace llama {
 
-enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k };
+enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q5_k };
 const char* to_string(BlockKind kind);  // "F16", ..., "Q6_K" (GGUF's names)
 int64_t block_values(BlockKind kind);   // values per block
 int64_t block_bytes(BlockKind kind);    // bytes per block
