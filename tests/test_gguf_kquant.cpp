@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/kernel_set.hpp"
@@ -76,48 +77,38 @@ struct IntBlock {
   int per;  // values per sub-block
 };
 
-IntBlock int_block(BlockKind kind, const std::byte* p) {
+// Q4_K and Q5_K: the same scales, mins and nibbles; Q5_K's fifth bit from qh.
+template <typename Block>
+IntBlock int_block_4_5(const std::byte* p) {
   IntBlock o{};
-  if (kind == BlockKind::q5_k) {
-    llama::BlockQ5_K b;
-    std::memcpy(&b, p, sizeof b);
-    o.per = 32;
-    o.d = llama::f16_to_f32(b.d);
-    o.dmin = llama::f16_to_f32(b.dmin);
-    for (int s = 0; s < 8; ++s) {
-      uint8_t sc, m;
-      llama::q4_k_scale_min(b.scales, s, sc, m);
-      o.scale[s] = sc;
-      o.min[s] = m;
-    }
-    for (int j = 0; j < 4; ++j) {
-      for (int i = 0; i < 32; ++i) {
-        o.code[64 * j + i] = (b.qs[32 * j + i] & 15) + 16 * ((b.qh[i] >> (2 * j)) & 1);
-        o.code[64 * j + 32 + i] = (b.qs[32 * j + i] >> 4) + 16 * ((b.qh[i] >> (2 * j + 1)) & 1);
+  Block b;
+  std::memcpy(&b, p, sizeof b);
+  o.per = 32;
+  o.d = llama::f16_to_f32(b.d);
+  o.dmin = llama::f16_to_f32(b.dmin);
+  for (int s = 0; s < 8; ++s) {
+    uint8_t sc, m;
+    llama::q4_k_scale_min(b.scales, s, sc, m);
+    o.scale[s] = sc;
+    o.min[s] = m;
+  }
+  for (int j = 0; j < 4; ++j) {
+    for (int i = 0; i < 32; ++i) {
+      o.code[64 * j + i] = b.qs[32 * j + i] & 15;
+      o.code[64 * j + 32 + i] = b.qs[32 * j + i] >> 4;
+      if constexpr (std::is_same_v<Block, llama::BlockQ5_K>) {
+        o.code[64 * j + i] += 16 * ((b.qh[i] >> (2 * j)) & 1);
+        o.code[64 * j + 32 + i] += 16 * ((b.qh[i] >> (2 * j + 1)) & 1);
       }
     }
-    return o;
   }
-  if (kind == BlockKind::q4_k) {
-    llama::BlockQ4_K b;
-    std::memcpy(&b, p, sizeof b);
-    o.per = 32;
-    o.d = llama::f16_to_f32(b.d);
-    o.dmin = llama::f16_to_f32(b.dmin);
-    for (int s = 0; s < 8; ++s) {
-      uint8_t sc, m;
-      llama::q4_k_scale_min(b.scales, s, sc, m);
-      o.scale[s] = sc;
-      o.min[s] = m;
-    }
-    for (int j = 0; j < 4; ++j) {
-      for (int i = 0; i < 32; ++i) {
-        o.code[64 * j + i] = b.qs[32 * j + i] & 15;
-        o.code[64 * j + 32 + i] = b.qs[32 * j + i] >> 4;
-      }
-    }
-    return o;
-  }
+  return o;
+}
+
+IntBlock int_block(BlockKind kind, const std::byte* p) {
+  if (kind == BlockKind::q4_k) return int_block_4_5<llama::BlockQ4_K>(p);
+  if (kind == BlockKind::q5_k) return int_block_4_5<llama::BlockQ5_K>(p);
+  IntBlock o{};
   llama::BlockQ6_K b;
   std::memcpy(&b, p, sizeof b);
   o.per = 16;

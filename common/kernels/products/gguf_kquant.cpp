@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
@@ -56,69 +57,49 @@ float hsum8(const float (&a)[8]) {
   return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
-float q4_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
+// Q4_K, and Q5_K (Block = BlockQ5_K): its codes take bit s of qh[i] as 16
+// (value i of sub-block s), and its mins, as the AVX2 kernel takes them, enter
+// whole per block into one scalar, summs = fma(dmin, float(sum), summs), added
+// after hsum8; Q4_K's in 4 lanes of pairs of sub-blocks.
+template <typename Block>
+float q4_5_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
+  constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
   const int64_t blocks = x.cols / kQK_K;
   const int8_t* xv = x.values + t * x.cols;
   const int16_t* xs = x.sums + t * (x.cols / 32);
-  float acc[8] = {}, accm[4] = {};
+  float acc[8] = {}, accm[4] = {}, summs = 0.0f;
   for (int64_t b = 0; b < blocks; ++b) {
-    BlockQ4_K blk;
-    std::memcpy(&blk, row + b * sizeof(BlockQ4_K), sizeof blk);
+    Block blk;
+    std::memcpy(&blk, row + b * sizeof(Block), sizeof blk);
     const float d8 = x.d[t * blocks + b];
     const float d = d8 * f16_to_f32(blk.d);
     const float dmin = -d8 * f16_to_f32(blk.dmin);
     uint8_t sc[8], mn[8];
     for (int s = 0; s < 8; ++s) q4_k_scale_min(blk.scales, s, sc[s], mn[s]);
     const int16_t* sums = xs + b * 8;
-    for (int m = 0; m < 4; ++m) {
-      const int32_t prod = mn[2 * m] * sums[2 * m] + mn[2 * m + 1] * sums[2 * m + 1];
-      accm[m] = std::fma(dmin, static_cast<float>(prod), accm[m]);
+    int32_t prod[4];
+    for (int m = 0; m < 4; ++m) prod[m] = mn[2 * m] * sums[2 * m] + mn[2 * m + 1] * sums[2 * m + 1];
+    if constexpr (kFive) {
+      summs = std::fma(dmin, static_cast<float>(prod[0] + prod[1] + prod[2] + prod[3]), summs);
+    } else {
+      for (int m = 0; m < 4; ++m) accm[m] = std::fma(dmin, static_cast<float>(prod[m]), accm[m]);
     }
     const int8_t* q = xv + b * kQK_K;
     int32_t lanes[8] = {};
     for (int j = 0; j < 4; ++j) {
       for (int i = 0; i < 32; ++i) {
-        const int32_t lo = blk.qs[32 * j + i] & 15, hi = blk.qs[32 * j + i] >> 4;
+        int32_t lo = blk.qs[32 * j + i] & 15, hi = blk.qs[32 * j + i] >> 4;
+        if constexpr (kFive) {
+          lo |= ((blk.qh[i] >> (2 * j)) & 1) << 4;
+          hi |= ((blk.qh[i] >> (2 * j + 1)) & 1) << 4;
+        }
         lanes[i / 4] += sc[2 * j] * lo * q[64 * j + i] + sc[2 * j + 1] * hi * q[64 * j + 32 + i];
       }
     }
     for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
   }
+  if constexpr (kFive) return hsum8(acc) + summs;
   return hsum8(acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]));
-}
-
-// Q4_K's lanes with 5-bit codes (bit s of qh[i] adds 16 to value i of
-// sub-block s); the mins' products summed whole per block, summs = fma(dmin,
-// float(sum), summs), added after hsum8 (the AVX2 kernel's scalar chain).
-float q5_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
-  const int64_t blocks = x.cols / kQK_K;
-  const int8_t* xv = x.values + t * x.cols;
-  const int16_t* xs = x.sums + t * (x.cols / 32);
-  float acc[8] = {}, summs = 0.0f;
-  for (int64_t b = 0; b < blocks; ++b) {
-    BlockQ5_K blk;
-    std::memcpy(&blk, row + b * sizeof(BlockQ5_K), sizeof blk);
-    const float d8 = x.d[t * blocks + b];
-    const float d = d8 * f16_to_f32(blk.d);
-    const float dmin = -d8 * f16_to_f32(blk.dmin);
-    uint8_t sc[8], mn[8];
-    for (int s = 0; s < 8; ++s) q4_k_scale_min(blk.scales, s, sc[s], mn[s]);
-    const int16_t* sums = xs + b * 8;
-    int32_t mins = 0;
-    for (int s = 0; s < 8; ++s) mins += mn[s] * sums[s];
-    summs = std::fma(dmin, static_cast<float>(mins), summs);
-    const int8_t* q = xv + b * kQK_K;
-    int32_t lanes[8] = {};
-    for (int j = 0; j < 4; ++j) {
-      for (int i = 0; i < 32; ++i) {
-        const int32_t lo = (blk.qs[32 * j + i] & 15) | (((blk.qh[i] >> (2 * j)) & 1) << 4);
-        const int32_t hi = (blk.qs[32 * j + i] >> 4) | (((blk.qh[i] >> (2 * j + 1)) & 1) << 4);
-        lanes[i / 4] += sc[2 * j] * lo * q[64 * j + i] + sc[2 * j + 1] * hi * q[64 * j + 32 + i];
-      }
-    }
-    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lanes[l]), acc[l]);
-  }
-  return hsum8(acc) + summs;
 }
 
 float q6_k_row_dot(const std::byte* row, const detail::Q8KBatch& x, int64_t t) {
@@ -202,10 +183,10 @@ void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t o
       float& o = out[t * out_stride + r - row_begin];
       switch (w.kind) {
         case BlockKind::q4_k:
-          o = q4_k_row_dot(w.row(r), x, t);
+          o = q4_5_k_row_dot<BlockQ4_K>(w.row(r), x, t);
           break;
         case BlockKind::q5_k:
-          o = q5_k_row_dot(w.row(r), x, t);
+          o = q4_5_k_row_dot<BlockQ5_K>(w.row(r), x, t);
           break;
         default:
           o = q6_k_row_dot(w.row(r), x, t);

@@ -13,7 +13,9 @@
 // portable loops, and a (row, vector) result does not depend on the others.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
@@ -176,6 +178,15 @@ LLAMA_KQUANT_VNNI void row_vectors(const BlockMatrix& w, const std::byte* row, c
   }
 }
 
+using RowVectors = void (*)(const BlockMatrix&, const std::byte*, const Q8KBatch&, int64_t, float*,
+                            int64_t);
+template <size_t... N>
+constexpr std::array<RowVectors, sizeof...(N)> rest_table(std::index_sequence<N...>) {
+  return {row_vectors<(N == 0 ? 1 : static_cast<int>(N))>...};
+}
+// The last vectors of a batch, fewer than kMaxVectors: kRest[n] takes n (kRest[0] is unused).
+constexpr auto kRest = rest_table(std::make_index_sequence<kMaxVectors>());
+
 }  // namespace
 
 LLAMA_KQUANT_VNNI void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out,
@@ -188,31 +199,7 @@ LLAMA_KQUANT_VNNI void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatc
     for (; t + kMaxVectors <= x.n; t += kMaxVectors) {
       row_vectors<kMaxVectors>(w, row, x, t, o + t * out_stride, out_stride);
     }
-    switch (x.n - t) {
-      case 7:
-        row_vectors<7>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 6:
-        row_vectors<6>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 5:
-        row_vectors<5>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 4:
-        row_vectors<4>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 3:
-        row_vectors<3>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 2:
-        row_vectors<2>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      case 1:
-        row_vectors<1>(w, row, x, t, o + t * out_stride, out_stride);
-        break;
-      default:
-        break;
-    }
+    if (t < x.n) kRest[x.n - t](w, row, x, t, o + t * out_stride, out_stride);
   }
 }
 
