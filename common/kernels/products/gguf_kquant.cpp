@@ -171,7 +171,7 @@ bool vnni_kernels(KernelSet kernel) {
 void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t out_stride,
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
 #if LLAMA_HAVE_X86_TARGETS
-  if (vnni_kernels(kernel) && w.kind != BlockKind::q5_k) {  // Q5_K: the portable loop only
+  if (vnni_kernels(kernel)) {
     detail::kquant_q8_k_rows_vnni(w, x, out, out_stride, row_begin, row_end);
     return;
   }

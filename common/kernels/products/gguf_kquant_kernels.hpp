@@ -17,7 +17,7 @@ struct Q8KBatch {
   int64_t cols = 0;
 };
 
-// Rows [row_begin, row_end) of Q4_K or Q6_K weights against every vector:
+// Rows [row_begin, row_end) of Q4_K, Q5_K or Q6_K weights against every vector:
 // out[t * out_stride + r - row_begin], gguf_kquant.hpp's definition with
 // AVX-512 (BW, VL) and VNNI; the caller checks the CPU and the kind.
 void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out, int64_t out_stride,

@@ -3,6 +3,7 @@
 //
 // A row's super-block is unpacked once into registers (Q4_K: 4 x 64 codes,
 // low nibbles of a 32-byte run in the low half, high nibbles in the high half;
+// Q5_K: the same with the bits of qh as 16;
 // Q6_K: 4 x 64 codes of 6 bits), and then every vector of a group of up to 8
 // takes it: vpmaddubsw (code x value, int16 pairs: at most 2 x 63 x 127, no
 // saturation) then vpdpwssd with the sub-block scales into 16 int32 lanes.
@@ -14,7 +15,9 @@
 #include <immintrin.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
@@ -69,23 +72,34 @@ inline __m128i q4_k_scales_mins(const uint8_t* packed) {
   return v;
 }
 
-template <int N>
-LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t t0, float* out,
-                                int64_t out_stride) {
+// Q4_K, and Q5_K (Block = BlockQ5_K: bit s of qh[i] adds 16 to value i of
+// sub-block s; the mins enter whole per block, one scalar fma, as in the
+// definition).
+template <int N, typename Block>
+LLAMA_KQUANT_VNNI void q4_5_k_row(const std::byte* row, const Q8KBatch& x, int64_t t0, float* out,
+                                  int64_t out_stride) {
   const int64_t blocks = x.cols / kQK_K, groups32 = x.cols / 32;
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), one = _mm512_set1_epi8(1);
   const __m512i halves =
       _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512i halves16[4];  // Q5_K: shifts 2j and 2j + 1 over the halves of register j
+  for (int j = 0; j < 4; ++j) {
+    halves16[j] = _mm512_maskz_inserti64x4(0xFF, _mm512_set1_epi16(static_cast<int16_t>(2 * j)),
+                                           _mm256_set1_epi16(static_cast<int16_t>(2 * j + 1)), 1);
+  }
   __m512i spread[4];  // sub-blocks 2j, 2j + 1 over the halves of register j
   for (int j = 0; j < 4; ++j) spread[j] = spread_index(2 * j, 16);
   __m256 acc[N];
   __m128 accm[N];
+  float summs[N];  // Q5_K's mins
   for (int t = 0; t < N; ++t) {
+    summs[t] = 0.0f;
     acc[t] = _mm256_setzero_ps();
     accm[t] = _mm_setzero_ps();
   }
   for (int64_t b = 0; b < blocks; ++b) {
-    const auto* blk = reinterpret_cast<const BlockQ4_K*>(row + b * sizeof(BlockQ4_K));
+    const auto* blk = reinterpret_cast<const Block*>(row + b * sizeof(Block));
     const __m128i sm = q4_k_scales_mins(blk->scales);
     const __m512i scales16 = widen(_mm256_cvtepu8_epi16(sm));
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
@@ -94,6 +108,12 @@ LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t
       const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * j));
       w[j] =
           _mm512_and_si512(_mm512_srlv_epi16(_mm512_maskz_broadcast_i64x4(0xFF, qs), halves), m4);
+      if constexpr (kFive) {  // bits 2j and 2j + 1 of qh over the halves, as 16
+        const __m512i qh = _mm512_maskz_broadcast_i64x4(
+            0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh)));
+        w[j] = _mm512_or_si512(
+            w[j], _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, halves16[j]), one), 4));
+      }
       scale[j] = _mm512_permutexvar_epi16(spread[j], scales16);
     }
     const float wd = _cvtsh_ss(blk->d), wmin = _cvtsh_ss(blk->dmin);
@@ -109,14 +129,21 @@ LLAMA_KQUANT_VNNI void q4_k_row(const std::byte* row, const Q8KBatch& x, int64_t
       acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), lanes8(_mm512_add_epi32(s[0], s[1])), acc[t]);
       const __m128i sums =
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sums + (t0 + t) * groups32 + 8 * b));
-      accm[t] =
-          _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums)), accm[t]);
+      const __m128i prod = _mm_madd_epi16(mins16, sums);
+      if constexpr (kFive) {
+        const __m128i p2 = _mm_add_epi32(prod, _mm_shuffle_epi32(prod, 0x4E));
+        const int32_t total = _mm_cvtsi128_si32(_mm_add_epi32(p2, _mm_shuffle_epi32(p2, 0xB1)));
+        summs[t] = std::fma(dmin, static_cast<float>(total), summs[t]);
+      } else {
+        accm[t] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(prod), accm[t]);
+      }
     }
   }
   for (int t = 0; t < N; ++t) {
     alignas(16) float m[4];
     _mm_store_ps(m, accm[t]);
-    out[t * out_stride] = hsum8(acc[t]) + ((m[0] + m[2]) + (m[1] + m[3]));
+    out[t * out_stride] =
+        kFive ? hsum8(acc[t]) + summs[t] : hsum8(acc[t]) + ((m[0] + m[2]) + (m[1] + m[3]));
   }
 }
 
@@ -172,7 +199,9 @@ template <int N>
 LLAMA_KQUANT_VNNI void row_vectors(const BlockMatrix& w, const std::byte* row, const Q8KBatch& x,
                                    int64_t t0, float* out, int64_t out_stride) {
   if (w.kind == BlockKind::q4_k) {
-    q4_k_row<N>(row, x, t0, out, out_stride);
+    q4_5_k_row<N, BlockQ4_K>(row, x, t0, out, out_stride);
+  } else if (w.kind == BlockKind::q5_k) {
+    q4_5_k_row<N, BlockQ5_K>(row, x, t0, out, out_stride);
   } else {
     q6_k_row<N>(row, x, t0, out, out_stride);
   }

@@ -1,4 +1,4 @@
-// Products of K-quant weights (super-blocks of 256: Q4_K, Q6_K) with
+// Products of K-quant weights (super-blocks of 256: Q4_K, Q5_K, Q6_K) with
 // activations quantized to llama.cpp's q8_K, in llama.cpp's arithmetic as its
 // x86 build runs it (ggml-cpu-quants.c at c392e5094: quantize_row_q8_K is the
 // _ref quantizer there, the dot products the __AVX2__ branches).
@@ -15,10 +15,12 @@
 //   sub-block's integer scale, kept in 8 lanes: lane l takes bytes 4l..4l+3 of
 //   every 32-value run (the AVX2 kernel's lanes);
 // - acc[l] = fma(d8 * f16(d), float(lane l), acc[l]);
+// - Q5_K: Q4_K's with 5-bit codes, and its mins summed whole per block:
+//   summs = fma(-d8 * f16(dmin), float(prod0 + prod1 + prod2 + prod3), summs);
 // - Q4_K's mins: prod[m] = min[2m] * sum(sub-block 2m) + min[2m+1] *
 //   sum(sub-block 2m+1), accm[m] = fma(-d8 * f16(dmin), float(prod[m]), accm[m]).
 // The row's result: ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 +
-// acc7)), plus, for Q4_K, (accm0 + accm2) + (accm1 + accm3).
+// acc7)), plus, for Q4_K, (accm0 + accm2) + (accm1 + accm3), for Q5_K summs.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,7 @@ void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> value
 void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> values,
                                std::span<float> scales, SimdLevel level);
 
-// Whether `kind` has q8_K products here (Q4_K, Q6_K).
+// Whether `kind` has q8_K products here (Q4_K, Q5_K, Q6_K).
 bool has_q8_k_products(BlockKind kind);
 
 // out[r - row_begin] for rows [row_begin, row_end) of W x, x in q8_K (group
