@@ -35,7 +35,7 @@ enum class DType : uint8_t {
 inline constexpr int kDTypeCount = 9;
 
 struct DTypeInfo {
-  const char* name;      // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k", "q5_k"
+  const char* name;  // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k", "q5_k"
   int64_t block_values;  // values per block of `data` (1 for the float types and q8_0)
   int64_t block_bytes;   // bytes per block of `data`
   bool is_float;         // f32, bf16, f16: converts to f32 exactly, value by value
