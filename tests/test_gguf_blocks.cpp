@@ -71,6 +71,7 @@ std::vector<float> dequantize(const std::string& type, std::span<const std::byte
   if (type == "Q8_0") llama::dequantize_q8_0(blocks_of<llama::BlockQ8_0>(bytes), out);
   if (type == "Q4_0") llama::dequantize_q4_0(blocks_of<llama::BlockQ4_0>(bytes), out);
   if (type == "Q4_K") llama::dequantize_q4_k(blocks_of<llama::BlockQ4_K>(bytes), out);
+  if (type == "Q5_K") llama::dequantize_q5_k(blocks_of<llama::BlockQ5_K>(bytes), out);
   if (type == "Q6_K") llama::dequantize_q6_k(blocks_of<llama::BlockQ6_K>(bytes), out);
   if (type == "F16") llama::f16_to_f32(blocks_of<uint16_t>(bytes), out);
   return out;
@@ -84,6 +85,7 @@ Layout layout(const std::string& type) {
   if (type == "Q8_0") return {34, 32, {0}};
   if (type == "Q4_0") return {18, 32, {0}};
   if (type == "Q4_K") return {144, 256, {0, 2}};
+  if (type == "Q5_K") return {176, 256, {0, 2}};
   return {210, 256, {208}};  // Q6_K
 }
 

@@ -42,7 +42,7 @@ std::string write_tiny(const test::TinyLlama& spec, const std::string& name) {
 }  // namespace
 
 TEST_CASE("gguf model: the block dtypes in the core's dtype table", "[gguf][tensor]") {
-  CHECK(kDTypeCount == 11);
+  CHECK(kDTypeCount == 12);
   CHECK(std::string(to_string(DType::block_q8_0)) == "block_q8_0");
   CHECK(dtype_info(DType::block_q8_0).block_values == 32);
   CHECK(dtype_info(DType::block_q8_0).block_bytes == 34);
@@ -54,6 +54,8 @@ TEST_CASE("gguf model: the block dtypes in the core's dtype table", "[gguf][tens
   CHECK(dtype_info(DType::q5_0).block_bytes == 22);
   CHECK(dtype_info(DType::q5_1).block_bytes == 24);
   CHECK(dtype_info(DType::q5_1).block_values == 32);
+  CHECK(dtype_info(DType::q5_k).block_values == 256);
+  CHECK(dtype_info(DType::q5_k).block_bytes == 176);
   CHECK_FALSE(dtype_info(DType::q6_k).is_float);
   CHECK(DTypeSet::all().contains(DType::q6_k));
 

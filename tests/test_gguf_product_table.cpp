@@ -64,7 +64,12 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
     INFO(w.describe());
     seen.push_back(w.dtype);
     const InputFormat f = input_format(w);
-    CHECK(f.quantized() == (w.dtype == DType::block_q8_0 || w.dtype == DType::q4_0));
+    // llama.cpp's activation quantization: q8_0 blocks for Q8_0 and Q4_0, q8_K for
+    // the K-quants.
+    CHECK(f.quantized());
+    if (w.dtype == DType::q4_k || w.dtype == DType::q6_k) {
+      CHECK(f == InputFormat{InputKind::q8_k_blocks, 256});
+    }
     const int64_t rows = w.rows(), cols = w.cols();
     std::vector<float> dense(static_cast<size_t>(rows * cols));
     dequantize(w, dense);
@@ -95,7 +100,7 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
           matvec_rows(std::span(one).subspan(7), w, in, 7, rows, kernel);
           CHECK(std::equal(one.begin(), one.end(), all.begin() + t * rows));
           // Against the dequantized weights in double: f32 rounding for f32 inputs;
-          // block_q8_0 and q4_0 also round x to its int8 blocks (half a step of max|x|/127).
+          // quantized inputs also round x to int8 (half a step of max|x|/127 per block).
           double worst = 0, largest = 0;
           for (int64_t r = 0; r < rows; ++r) {
             double exact = 0, mass = 0;

@@ -49,6 +49,7 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
       case BlockKind::q4_1:
       case BlockKind::q5_1:
       case BlockKind::q4_k:
+      case BlockKind::q5_k:
         scale(at);
         scale(at + 2);
         break;

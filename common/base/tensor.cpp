@@ -21,6 +21,7 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"q4_1", 32, 20, false},
     {"q5_0", 32, 22, false},
     {"q5_1", 32, 24, false},
+    {"q5_k", 256, 176, false},
 }};
 
 int64_t checked_elements(const std::string& name, const std::vector<int64_t>& shape) {

@@ -87,13 +87,16 @@ bool supported_type(uint32_t type) {
     case TensorType::Q4_1:
     case TensorType::Q5_0:
     case TensorType::Q5_1:
+    case TensorType::Q5_K:
       return true;
     default:
       return false;
   }
 }
 
-std::string supported_types() { return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K"; }
+std::string supported_types() {
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K";
+}
 
 LlamaFile read_llama(const File& f) {
   const std::string_view arch = f.string("general.architecture");

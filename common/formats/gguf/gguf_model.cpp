@@ -39,6 +39,8 @@ DType dtype_of(const Tensor& t) {
       return DType::q5_0;
     case TensorType::Q5_1:
       return DType::q5_1;
+    case TensorType::Q5_K:
+      return DType::q5_k;
     default:
       break;  // read_llama refused every other type
   }
@@ -177,6 +179,8 @@ const char* gguf_type_name(DType dtype) {
       return "Q5_0";
     case DType::q5_1:
       return "Q5_1";
+    case DType::q5_k:
+      return "Q5_K";
     case DType::q8_0:
       break;
   }

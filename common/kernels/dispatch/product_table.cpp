@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "llama/error.hpp"
+#include "llama/kernels/products/gguf_kquant.hpp"
 #include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/products/half_products.hpp"
 #include "llama/kernels/products/legacy_products.hpp"
@@ -17,25 +18,6 @@ namespace {
               ")");
 }
 
-// Blocks with f32 input, a batch: the decode kernel per (row tile, vector),
-// so every result is matvec_rows' bit for bit and each tile of weight rows
-// comes from memory once for the whole batch (64 rows of Q4_0 at dim 4096:
-// 144 KiB, L2-resident while the vectors pass over it).
-void f32_input_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
-                           const ProductBatch& x, int64_t row_begin, int64_t row_end,
-                           KernelSet kernel) {
-  constexpr int64_t kTileRows = 64;
-  const auto cols = static_cast<size_t>(w.cols);
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTileRows) {
-    const int64_t r1 = std::min(row_end, r0 + kTileRows);
-    for (int64_t t = 0; t < x.n; ++t) {
-      const auto at = static_cast<size_t>(t * out_stride + r0);
-      blocks_matvec_rows_f32(out.subspan(at, static_cast<size_t>(r1 - r0)), w,
-                             x.f32.subspan(static_cast<size_t>(t * x.ld), cols), r0, r1, kernel);
-    }
-  }
-}
-
 }  // namespace
 
 std::string to_string(const InputFormat& f) {
@@ -46,14 +28,16 @@ std::string to_string(const InputFormat& f) {
       return "q8_0 blocks";
     case InputKind::q8_1_blocks:
       return "q8_1 blocks";
+    case InputKind::q8_k_blocks:
+      return "q8_K blocks";
     default:
       return "f32";
   }
 }
 
 DTypeSet product_dtypes() {
-  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k,
-          DType::bf16, DType::f16,        DType::q4_1, DType::q5_0, DType::q5_1};
+  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k, DType::bf16,
+          DType::f16,  DType::q4_1,       DType::q5_0, DType::q5_1, DType::q5_k};
 }
 
 InputFormat input_format(const Tensor& w) {
@@ -68,7 +52,9 @@ InputFormat input_format(const Tensor& w) {
     case DType::q5_1:
       return {InputKind::q8_1_blocks, kQ8_1ScaleGroup};
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
+      return {InputKind::q8_k_blocks, 256};
     case DType::bf16:
     case DType::f16:
       return {InputKind::f32, 0};
@@ -90,6 +76,9 @@ void quantize_input(const InputFormat& f, std::span<const float> x, std::span<in
       return;
     case InputKind::q8_1_blocks:
       quantize_activations_q8_1_blocks(x, values, scales);
+      return;
+    case InputKind::q8_k_blocks:
+      quantize_activations_q8_k(x, values, scales);
       return;
     case InputKind::f32:
       break;
@@ -113,8 +102,9 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
       legacy_blocks_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
-      blocks_matvec_rows_f32(out, block_matrix(w), x.f32, row_begin, row_end, kernel);
+      kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16:
@@ -135,13 +125,11 @@ bool few_vectors_by_rows(DType dtype) {
     case DType::q8_0:
     case DType::block_q8_0:
     case DType::q4_0:
-    case DType::q4_k:
-    case DType::q6_k:
     case DType::q5_0:
     case DType::q4_1:
     case DType::q5_1:
       return true;
-    default:
+    default:  // q4_k, q5_k, q6_k: their batch kernel takes a few vectors as well
       return false;
   }
 }
@@ -197,8 +185,9 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
       legacy_blocks_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::q4_k:
+    case DType::q5_k:
     case DType::q6_k:
-      f32_input_matmat_rows(out, out_stride, block_matrix(w), x, row_begin, row_end, kernel);
+      kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16: {
@@ -322,6 +311,11 @@ std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numeri
            " kernel (llama.cpp's int8 products in its AVX2 vec_dot order: 8 lanes per "
            "block, fma(float(lane), w_scale * x_scale)" +
            (w.dtype == DType::q5_0 ? ")" : ", plus the sum of w_min * x_sum)");
+  }
+  if (w.dtype == DType::q4_k || w.dtype == DType::q5_k || w.dtype == DType::q6_k) {
+    return describe_products(w, kernel) +
+           " (llama.cpp's products: activations quantized to q8_K per block of 256, int32 sums "
+           "per sub-block scaled in llama.cpp's order; the same under every numerics policy)";
   }
   if (w.dtype != DType::bf16 && w.dtype != DType::f16) return describe_products(w, kernel);
   const BlockKind kind = w.dtype == DType::bf16 ? BlockKind::bf16 : BlockKind::f16;

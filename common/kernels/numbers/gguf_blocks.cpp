@@ -1,12 +1,13 @@
 // The one definition of each GGUF block type's values (dequantization) and the
 // reference quantizers, in ggml's operation order. No value depends on FMA
 // contraction: Q4_K's d1 * q is exact (an f16 times a 6-bit scale times a
-// 4-bit q needs at most 21 significant bits), so d1 * q - m1 rounds once fused
-// or not, and the other types have no sum to fuse.
+// 4-bit q needs at most 21 significant bits; Q5_K's 5-bit q at most 22), so
+// d1 * q - m1 rounds once fused or not, and the other types have no sum to fuse.
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "llama/kernels/numbers/half.hpp"
 
@@ -29,10 +30,15 @@ void dequantize_q4_0(std::span<const BlockQ4_0> in, std::span<float> out) {
   }
 }
 
-void dequantize_q4_k(std::span<const BlockQ4_K> in, std::span<float> out) {
+namespace {
+
+// Q4_K, and Q5_K (Block = BlockQ5_K, whose codes take bit s of qh[l] as 16 in
+// sub-block s): ggml's dequantize_row_q4_K / _q5_K, d1 * q - m1 per value.
+template <typename Block>
+void dequantize_q4_5_k(std::span<const Block> in, std::span<float> out) {
   float* y = out.data();
   for (size_t i = 0; i < out.size() / kQK_K; ++i) {
-    const BlockQ4_K& b = in[i];
+    const Block& b = in[i];
     const float d = f16_to_f32(b.d);
     const float min = f16_to_f32(b.dmin);
     const uint8_t* q = b.qs;
@@ -42,11 +48,28 @@ void dequantize_q4_k(std::span<const BlockQ4_K> in, std::span<float> out) {
       const float d1 = d * sc, m1 = min * m;
       q4_k_scale_min(b.scales, s + 1, sc, m);
       const float d2 = d * sc, m2 = min * m;
-      for (int l = 0; l < 32; ++l) *y++ = d1 * static_cast<float>(q[l] & 0xF) - m1;
-      for (int l = 0; l < 32; ++l) *y++ = d2 * static_cast<float>(q[l] >> 4) - m2;
+      int high[2][32] = {};  // Q5_K's fifth bit, as 16
+      if constexpr (std::is_same_v<Block, BlockQ5_K>) {
+        for (int l = 0; l < 32; ++l) {
+          high[0][l] = 16 * ((b.qh[l] >> s) & 1);
+          high[1][l] = 16 * ((b.qh[l] >> (s + 1)) & 1);
+        }
+      }
+      for (int l = 0; l < 32; ++l) *y++ = d1 * static_cast<float>((q[l] & 0xF) + high[0][l]) - m1;
+      for (int l = 0; l < 32; ++l) *y++ = d2 * static_cast<float>((q[l] >> 4) + high[1][l]) - m2;
       q += 32;
     }
   }
+}
+
+}  // namespace
+
+void dequantize_q4_k(std::span<const BlockQ4_K> in, std::span<float> out) {
+  dequantize_q4_5_k(in, out);
+}
+
+void dequantize_q5_k(std::span<const BlockQ5_K> in, std::span<float> out) {
+  dequantize_q4_5_k(in, out);
 }
 
 void dequantize_q6_k(std::span<const BlockQ6_K> in, std::span<float> out) {

@@ -35,6 +35,8 @@ const char* to_string(BlockKind kind) {
       return "Q5_0";
     case BlockKind::q5_1:
       return "Q5_1";
+    case BlockKind::q5_k:
+      return "Q5_K";
     default:
       return "Q6_K";
   }
@@ -73,6 +75,8 @@ int64_t block_bytes(BlockKind kind) {
       return sizeof(BlockQ5_0);
     case BlockKind::q5_1:
       return sizeof(BlockQ5_1);
+    case BlockKind::q5_k:
+      return sizeof(BlockQ5_K);
     default:
       return sizeof(BlockQ6_K);
   }
@@ -98,6 +102,8 @@ std::optional<BlockKind> block_kind(DType dtype) {
       return BlockKind::q5_0;
     case DType::q5_1:
       return BlockKind::q5_1;
+    case DType::q5_k:
+      return BlockKind::q5_k;
     case DType::f32:
     case DType::q8_0:
       break;
@@ -168,6 +174,9 @@ void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out)
       break;
     case BlockKind::q5_1:
       dequantize_q5_1(blocks_of<BlockQ5_1>(row, nb), o);
+      break;
+    case BlockKind::q5_k:
+      dequantize_q5_k(blocks_of<BlockQ5_K>(row, nb), o);
       break;
   }
 }
@@ -382,7 +391,7 @@ void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::spa
       detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
       return;
     }
-    if (w.kind != BlockKind::q8_0) {
+    if (w.kind != BlockKind::q8_0 && w.kind != BlockKind::q5_k) {  // Q5_K: the loop below
       detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
       return;
     }

@@ -146,6 +146,7 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
       case BlockKind::q4_1:
       case BlockKind::q5_0:
       case BlockKind::q5_1:
+      case BlockKind::q5_k:
         break;  // the caller takes half_matvec_rows_avx512, or the portable path (q4_0: none)
     }
     out[static_cast<size_t>(r - row_begin)] = v;

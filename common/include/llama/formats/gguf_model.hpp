@@ -1,7 +1,7 @@
 // A llama GGUF file as the core's Model: the Config from the llama.* and
 // tokenizer.ggml.* metadata, every tensor a typed view into the mapping in
-// the file's own type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K: llama/tensor.hpp
-// DType f32, f16, bf16, block_q8_0, q4_0, q4_k, q6_k), with the tokenizer and
+// the file's own type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K: llama/tensor.hpp
+// DType f32, f16, bf16, block_q8_0, q4_0, q4_k, q5_k, q6_k), with the tokenizer and
 // the chat template the file carries.
 #pragma once
 
@@ -40,7 +40,7 @@ struct GgufModel {
   std::string name;        // general.name; empty when absent
 };
 
-// GGUF's name of a tensor dtype: "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K".
+// GGUF's name of a tensor dtype: "F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K".
 const char* gguf_type_name(DType dtype);
 
 // What --explain and --verify-checkpoint say of the file, a line each: the

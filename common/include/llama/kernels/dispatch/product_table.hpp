@@ -40,6 +40,9 @@ enum class InputKind {
   // (quantize_activations_q8_1_blocks in kernels/products/legacy_products.hpp);
   // group_size 16, the values per float of scales.
   q8_1_blocks,
+  // llama.cpp's q8_K for K-quant products (quantize_activations_q8_k in
+  // kernels/products/gguf_kquant.hpp), groups of 256.
+  q8_k_blocks,
 };
 
 struct InputFormat {
@@ -51,11 +54,11 @@ struct InputFormat {
 std::string to_string(const InputFormat& f);  // "f32", "q8 groups of 64", "q8_0 blocks", ...
 
 // The dtypes with kernels here: q8_0 and GGUF's block_q8_0, q4_0, q4_k, q6_k
-// (read in place: kernels/products/gguf_products.hpp), q5_0, q4_1, q5_1
-// (kernels/products/legacy_products.hpp). block_q8_0, q4_0, q5_0, q4_1 and q5_1
-// quantize their input as llama.cpp does; q4_k and q6_k keep it f32 against exactly
-// dequantized weights (KernelSet::portable sums in order, the AVX-512 kernels
-// in another order: equal to f32 rounding, not bit for bit). bf16 and f16:
+// (read in place: kernels/products/gguf_products.hpp, gguf_kquant.hpp), q5_k,
+// q5_0, q4_1, q5_1 (kernels/products/legacy_products.hpp). Every GGUF block type
+// quantizes its input as llama.cpp does (q8_0 blocks for block_q8_0, q4_0 and
+// q5_0, q8_1 blocks for q4_1 and q5_1, q8_K for q4_k, q5_k and q6_k) and takes
+// llama.cpp's integer products (every kernel the same bits). bf16 and f16:
 // f32 input, decode through the same block kernels, batches through
 // kernels/products/half_products.hpp.
 DTypeSet product_dtypes();

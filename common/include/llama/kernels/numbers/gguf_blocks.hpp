@@ -43,7 +43,16 @@ struct BlockQ6_K {
   uint16_t d;  // f16 super-block scale
 };
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
-static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210);
+// 8 sub-blocks of 32: value = d * sc[s] * q - dmin * m[s] as Q4_K, q 5 bits:
+// Q4_K's nibbles plus bit s of qh[i] as 16 (value i of sub-block s).
+struct BlockQ5_K {
+  uint16_t d;     // f16 scale of the sub-block scales
+  uint16_t dmin;  // f16 scale of the sub-block mins
+  uint8_t scales[12];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210 && sizeof(BlockQ5_K) == 176);
 
 // Sub-block s's 6-bit scale and min of a Q4_K block (ggml's get_scale_min_k4).
 inline void q4_k_scale_min(const uint8_t* scales, int s, uint8_t& sc, uint8_t& m) {
@@ -62,6 +71,7 @@ void dequantize_q8_0(std::span<const BlockQ8_0> in, std::span<float> out);
 void dequantize_q4_0(std::span<const BlockQ4_0> in, std::span<float> out);
 void dequantize_q4_k(std::span<const BlockQ4_K> in, std::span<float> out);
 void dequantize_q6_k(std::span<const BlockQ6_K> in, std::span<float> out);
+void dequantize_q5_k(std::span<const BlockQ5_K> in, std::span<float> out);
 
 // ggml's reference quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
 // what llama-quantize uses without an importance matrix): byte for byte the

@@ -11,10 +11,11 @@
 //   fma(float(dot), w_scale * x_scale, val): llama.cpp's arithmetic on x86,
 //   where it repacks Q4_0 rows eight at a time (ggml_gemv_q4_0_8x8_q8_0 and
 //   its gemm, which combine a block the same way).
-// - F16, BF16, Q4_K, Q6_K: activations stay f32; each weight is its
-//   exact dequantized value (blocks.hpp), summed in f32. Decode unpacks blocks
-//   in registers; prefill dequantizes tiles of rows (dequantize_rows) for an
-//   f32 matrix-matrix product.
+// - Q5_0, Q4_1, Q5_1: legacy_products.hpp; Q4_K, Q5_K, Q6_K: llama.cpp's q8_K
+//   products, gguf_kquant.hpp.
+// - F16, BF16: activations stay f32; each weight is its exact value, summed in
+//   f32 (the K-quants' f32 products below, blocks_matvec_rows_f32, remain for
+//   tests and comparisons).
 #pragma once
 
 #include <cstddef>
@@ -28,7 +29,7 @@
 
 namespace llama {
 
-enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1 };
+enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q5_k };
 const char* to_string(BlockKind kind);  // "F16", ..., "Q6_K" (GGUF's names)
 int64_t block_values(BlockKind kind);   // values per block
 int64_t block_bytes(BlockKind kind);    // bytes per block
