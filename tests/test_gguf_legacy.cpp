@@ -11,6 +11,7 @@
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/legacy_blocks.hpp"
 #include "llama/kernels/products/legacy_products.hpp"
+#include "test_support.hpp"
 
 using namespace llama;
 
@@ -32,12 +33,9 @@ std::vector<std::byte> random_rows(BlockKind kind, int64_t rows, int64_t cols, u
   return b;
 }
 
+// f32 [n] uniform in [-2, 2): test_support's random_floats.
 std::vector<float> random_vector(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
+  return llama::test::random_floats(static_cast<size_t>(n), seed, 2.0f);
 }
 
 struct Input {

@@ -12,6 +12,7 @@
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/products/gguf_products.hpp"
+#include "test_support.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -61,12 +62,9 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
   return b;
 }
 
+// f32 [n] uniform in [-2, 2): test_support's random_floats.
 std::vector<float> random_vector(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = u(rng);
-  return x;
+  return llama::test::random_floats(static_cast<size_t>(n), seed, 2.0f);
 }
 
 // sum_k w[r, k] x[k] in double over the exact weights (and, in abs if given,
