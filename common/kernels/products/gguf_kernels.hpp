@@ -19,7 +19,7 @@ void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n, i
                            float* scales);
 
 // blocks_matvec_rows_f32 with AVX-512 (F, BW, VL: every CPU with VNNI has
-// them) for Q4_0, Q4_K and Q6_K (bf16/f16 rows: half_kernels.hpp's
+// them) for Q4_K and Q6_K (bf16/f16 rows: half_kernels.hpp's
 // half_matvec_rows_avx512); the caller checks the CPU.
 void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
                                    std::span<const float> x, int64_t row_begin, int64_t row_end);
