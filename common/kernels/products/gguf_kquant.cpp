@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/products/block_input_sizes.hpp"
 #include "kernels/products/gguf_kquant_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
@@ -205,11 +206,8 @@ void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> value
 
 void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> values,
                                std::span<float> scales, SimdLevel level) {
-  if (x.size() != values.size() || x.size() != scales.size() * kQK_K) {
-    throw Error("quantize_activations_q8_k: " + std::to_string(x.size()) + " values, " +
-                std::to_string(values.size()) + " outputs and " + std::to_string(scales.size()) +
-                " scales do not match blocks of 256");
-  }
+  detail::check_block_input_sizes("quantize_activations_q8_k", x.size(), values.size(),
+                                  scales.size(), kQK_K, kQK_K);
   const auto blocks = static_cast<int64_t>(scales.size());
 #if LLAMA_HAVE_X86_TARGETS
   if (runnable_level(level) == SimdLevel::avx512) {

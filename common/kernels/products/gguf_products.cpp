@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/products/block_input_sizes.hpp"
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/products/half_kernels.hpp"
 #include "llama/error.hpp"
@@ -275,11 +276,8 @@ void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t
 
 void quantize_activations_q8_0_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales, SimdLevel level) {
-  if (x.size() != values.size() || x.size() != scales.size() * kQK) {
-    throw Error("quantize_activations_q8_0_blocks: " + std::to_string(x.size()) + " values, " +
-                std::to_string(values.size()) + " outputs and " + std::to_string(scales.size()) +
-                " scales do not match blocks of 32");
-  }
+  detail::check_block_input_sizes("quantize_activations_q8_0_blocks", x.size(), values.size(),
+                                  scales.size(), kQK, kQK);
 #if LLAMA_HAVE_X86_TARGETS
   const auto blocks = static_cast<int64_t>(scales.size());
   switch (runnable_level(level)) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/products/block_input_sizes.hpp"
 #include "kernels/products/legacy_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
@@ -104,11 +105,8 @@ void quantize_activations_q8_1_blocks(std::span<const float> x, std::span<int8_t
 
 void quantize_activations_q8_1_blocks(std::span<const float> x, std::span<int8_t> values,
                                       std::span<float> scales, SimdLevel level) {
-  if (x.size() != values.size() || x.size() != scales.size() * kQ8_1ScaleGroup) {
-    throw Error("quantize_activations_q8_1_blocks: " + std::to_string(x.size()) + " values, " +
-                std::to_string(values.size()) + " outputs and " + std::to_string(scales.size()) +
-                " scales do not match blocks of 32");
-  }
+  detail::check_block_input_sizes("quantize_activations_q8_1_blocks", x.size(), values.size(),
+                                  scales.size(), kQ8_1ScaleGroup, kQK);
   const size_t blocks = x.size() / kQK;
   for (size_t b = 0; b < blocks; ++b) {
     const std::span<const float> xb = x.subspan(b * kQK, kQK);
