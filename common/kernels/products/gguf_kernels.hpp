@@ -18,12 +18,6 @@ void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, co
 void unpack_q8_0_rows_vnni(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
                            float* scales);
 
-// blocks_matvec_rows_f32 with AVX-512 (F, BW, VL: every CPU with VNNI has
-// them) for Q4_K and Q6_K (bf16/f16 rows: half_kernels.hpp's
-// half_matvec_rows_avx512); the caller checks the CPU.
-void blocks_matvec_rows_f32_avx512(std::span<float> out, const BlockMatrix& w,
-                                   std::span<const float> x, int64_t row_begin, int64_t row_end);
-
 // quantize_activations_q8_0_blocks of `blocks` blocks of 32 with AVX-512 or
 // AVX2 (x86/gguf_quantize_simd.cpp): the portable loop's bits; the caller checks
 // the CPU.

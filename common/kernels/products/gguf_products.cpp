@@ -377,41 +377,32 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
 
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel) {
-  if (w.kind == BlockKind::q4_0 || w.kind == BlockKind::q5_0 || w.kind == BlockKind::q4_1 ||
-      w.kind == BlockKind::q5_1) {
+  if (w.kind != BlockKind::f16 && w.kind != BlockKind::bf16) {
     throw Error(std::string("f32-input block products: ") + to_string(w.kind) +
                 " weights take quantized inputs");
   }
   if (avx512_kernels(kernel)) {
-    if (w.kind == BlockKind::f16 || w.kind == BlockKind::bf16) {
-      // Decode's bf16/f16 kernel (half_products.hpp's avx512 path), 4 rows at
-      // a time: every row the bits of a one-row call.
-      detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
-      return;
-    }
-    if (w.kind != BlockKind::q8_0 && w.kind != BlockKind::q5_k) {  // Q5_K: the loop below
-      detail::blocks_matvec_rows_f32_avx512(out, w, x, row_begin, row_end);
-      return;
-    }
+    // Decode's bf16/f16 kernel (half_products.hpp's avx512 path), 4 rows at
+    // a time: every row the bits of a one-row call.
+    detail::half_matvec_rows_avx512(out.data(), w, x.data(), row_begin, row_end);
+    return;
   }
-  // One block (at most 256 values) at a time, dequantized into registers'
-  // worth of stack and summed in 16 f32 lanes.
-  const int64_t bv = block_values(w.kind) == 1 ? 256 : block_values(w.kind);
-  const int64_t step_bytes =
-      w.kind == BlockKind::f16 || w.kind == BlockKind::bf16 ? 512 : block_bytes(w.kind);
-  alignas(64) float tmp[256];
+  // 256 values (512 bytes) at a time, widened into registers' worth of stack
+  // and summed in 16 f32 lanes.
+  constexpr int64_t kRun = 256;
+  alignas(64) float tmp[kRun];
   for (int64_t r = row_begin; r < row_end; ++r) {
     const std::byte* row = w.row(r);
     float lanes[16] = {};
     int64_t k = 0;
-    for (; k + bv <= w.cols; k += bv) {
-      dequantize_row(w.kind, row + k / bv * step_bytes, bv, tmp);
-      for (int64_t j = 0; j < bv; j += 16) {
+    for (; k + kRun <= w.cols; k += kRun) {
+      dequantize_row(w.kind, row + k * 2, kRun, tmp);
+      for (int64_t j = 0; j < kRun; j += 16) {
         for (int l = 0; l < 16; ++l)
           lanes[l] = std::fma(tmp[j + l], x[static_cast<size_t>(k + j + l)], lanes[l]);
       }
     }
-    float tail = 0.0f;  // plain types only: fewer than 256 values left
+    float tail = 0.0f;  // fewer than 256 values left
     for (; k < w.cols; ++k) {
       float v;
       dequantize_row(w.kind, row + k * 2, 1, &v);

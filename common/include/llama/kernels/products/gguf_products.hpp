@@ -14,8 +14,8 @@
 // - Q5_0, Q4_1, Q5_1: legacy_products.hpp; Q4_K, Q5_K, Q6_K: llama.cpp's q8_K
 //   products, gguf_kquant.hpp.
 // - F16, BF16: activations stay f32; each weight is its exact value, summed in
-//   f32 (the K-quants' f32 products below, blocks_matvec_rows_f32, remain for
-//   tests and comparisons).
+//   f32 (blocks_matvec_rows_f32 below). Every quantized type has one
+//   arithmetic, llama.cpp's, and no f32-input product.
 #pragma once
 
 #include <cstddef>
@@ -83,10 +83,9 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              KernelSet kernel);
 
-// F16, BF16, Q4_K, Q6_K weights (Q8_0 too, exactly; Q4_0 is an Error): out[r - row_begin]
-// = sum over k of dequantized w[r, k] * x[k], in f32. `kernel` avx512_vnni
-// takes the AVX-512 kernels (x86/gguf_f32_avx512.cpp; for F16 and BF16
-// half_matvec_rows' avx512 path, half_products.hpp), which sum in another
+// F16 and BF16 weights (a quantized type is an Error): out[r - row_begin] =
+// sum over k of w[r, k] * x[k], in f32. `kernel` avx512_vnni takes
+// half_matvec_rows' avx512 path (half_products.hpp), which sums in another
 // order than the portable loop: equal to f32 rounding, not bit for bit.
 void blocks_matvec_rows_f32(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                             int64_t row_begin, int64_t row_end, KernelSet kernel);
