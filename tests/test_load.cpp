@@ -302,9 +302,15 @@ void check_one_line_error(const llama::test::ProcessResult& r, int code,
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
-void check_percentiles(const json& p) {
+// Ordered percentiles, each above 0 or, for inter-token
+// gaps, at least 0: events that reach the client in one read share its
+// arrival time, so on a loaded host most gaps can be 0.
+void check_percentiles(const json& p, bool may_be_zero = false) {
   INFO(p.dump());
-  for (const char* k : {"p50", "p90", "p99"}) REQUIRE(p[k].get<double>() > 0);
+  for (const char* k : {"p50", "p90", "p99"}) {
+    const double v = p[k].get<double>();
+    REQUIRE((may_be_zero ? v >= 0 : v > 0));
+  }
   CHECK(p["p50"].get<double>() <= p["p90"].get<double>());
   CHECK(p["p90"].get<double>() <= p["p99"].get<double>());
 }
@@ -313,9 +319,28 @@ void check_percentiles(const json& p) {
 
 TEST_CASE("llama-load: against llama-server, every request counted", "[load]") {
   using llama::test::model_path;
-  ServerProcess server({"-c", model_path("stories1M.bin"), "-k", model_path("tok2048.bin"), "-b",
-                        "graph", "-j", "2", "--parallel", "3", "--port", "0", "--api-key", "secret",
-                        "--drain-timeout", "0", "--chat-template",
+  // Paced (10 ms per backend call): stories1M alone makes a 16-token stream in
+  // about a millisecond, which a loaded client can read all at once, leaving
+  // no gap to measure the decode rate from.
+  ServerProcess server({"-c",
+                        model_path("stories1M.bin"),
+                        "-k",
+                        model_path("tok2048.bin"),
+                        "--plugin",
+                        LLAMA_PACED_PLUGIN_PATH,
+                        "-b",
+                        "test-paced:graph",
+                        "-j",
+                        "2",
+                        "--parallel",
+                        "3",
+                        "--port",
+                        "0",
+                        "--api-key",
+                        "secret",
+                        "--drain-timeout",
+                        "0",
+                        "--chat-template",
                         llama::test::llama2_chat_template_file("load-chat.jinja")});
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port);
 
@@ -345,7 +370,7 @@ TEST_CASE("llama-load: against llama-server, every request counted", "[load]") {
       CHECK(level["aggregate_tokens_per_s"].get<double>() > 0);
       CHECK(level["decode_tokens_per_s_mean"].get<double>() > 0);
       check_percentiles(level["ttft_ms"]);
-      check_percentiles(level["itl_ms"]);
+      check_percentiles(level["itl_ms"], /*may_be_zero=*/true);
       check_percentiles(level["request_latency_s"]);
       CHECK(level["errors"].empty());
     }
