@@ -163,7 +163,8 @@ Bytes gguf_file(uint32_t alignment, int layers) {
       {"q4_0", gguf::TensorType::Q4_0}, {"q4_k", gguf::TensorType::Q4_K},
       {"q6_k", gguf::TensorType::Q6_K}, {"q4_1", gguf::TensorType::Q4_1},
       {"q5_0", gguf::TensorType::Q5_0}, {"q5_1", gguf::TensorType::Q5_1},
-      {"q5_k", gguf::TensorType::Q5_K}};
+      {"q5_k", gguf::TensorType::Q5_K}, {"q3_k", gguf::TensorType::Q3_K},
+      {"q2_k", gguf::TensorType::Q2_K}};
   for (int l = 0; l < layers; ++l) {
     for (const auto& [name, type] : types) {
       const std::vector<int64_t> shape = {2, 256};

@@ -147,6 +147,8 @@ LLAMA_AVX512 void blocks_matvec_rows_f32_avx512(std::span<float> out, const Bloc
       case BlockKind::q5_0:
       case BlockKind::q5_1:
       case BlockKind::q5_k:
+      case BlockKind::q3_k:
+      case BlockKind::q2_k:
         break;  // the caller takes half_matvec_rows_avx512, or the portable path (q4_0: none)
     }
     out[static_cast<size_t>(r - row_begin)] = v;
