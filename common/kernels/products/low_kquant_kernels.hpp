@@ -1,4 +1,5 @@
-// Private to the core: the batch layout the Q3_K/Q2_K product loops read.
+// Private to the core: the x86 kernel behind low_kquant_products.hpp, and the
+// batch layout it and the portable loops share.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +16,11 @@ struct LowKBatch {
   int64_t n = 0;
   int64_t cols = 0;
 };
+
+// Rows [row_begin, row_end) of Q3_K or Q2_K weights against every vector:
+// out[t * out_stride + r - row_begin], low_kquant_products.hpp's definition
+// with AVX-512 (BW, VL) and VNNI; the caller checks the CPU and the kind.
+void low_kquant_rows_vnni(const BlockMatrix& w, const LowKBatch& x, float* out, int64_t out_stride,
+                          int64_t row_begin, int64_t row_end);
 
 }  // namespace llama::detail

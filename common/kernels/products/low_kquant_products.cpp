@@ -9,8 +9,10 @@
 
 #include "kernels/products/low_kquant_kernels.hpp"
 #include "llama/error.hpp"
+#include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
 namespace {
@@ -101,9 +103,26 @@ const int16_t* sums_of_16(std::span<const int8_t> values) {
   return sums.data();
 }
 
+// Only avx512_vnni has a kernel of its own here; every other set takes the
+// plain loops.
+bool vnni_kernel(KernelSet kernel) {
+  if (kernel != KernelSet::avx512_vnni) return false;
+  if (!kernel_set_available(kernel)) {
+    throw Error("q8_K products: the avx512-vnni kernels were asked for on a CPU without them");
+  }
+  return true;
+}
+
 void rows(const BlockMatrix& w, const detail::LowKBatch& x, float* out, int64_t out_stride,
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
-  (void)kernel;  // one kernel set for now: the plain loops
+#if LLAMA_HAVE_X86_TARGETS
+  if (vnni_kernel(kernel)) {
+    detail::low_kquant_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+    return;
+  }
+#else
+  (void)vnni_kernel;
+#endif
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < x.n; ++t) {
       out[t * out_stride + r - row_begin] =

@@ -30,7 +30,8 @@ namespace llama {
 bool has_low_kquant_products(BlockKind kind);
 
 // out[r - row_begin] for rows [row_begin, row_end) of W x, x in q8_K (group
-// 256), every kernel set the definition above as plain loops. Another weight kind or a
+// 256). KernelSet::avx512_vnni runs the x86 kernel, every other set the
+// definition above as plain loops: the same bits. Another weight kind or a
 // mismatched input is an Error.
 void low_kquant_q8_k_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                  int64_t row_begin, int64_t row_end, KernelSet kernel);
