@@ -196,6 +196,12 @@ void gguf_seeds(const fs::path& dir) {
   write(dir, "tiny-llama-f32-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
   tiny.matrix_type = llama::gguf::TensorType::Q8_0;
   write(dir, "tiny-llama-q8_0-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
+  // Super-blocks of 256 need rows of 256: these two are 140 and 184 KB.
+  tiny.dim = 256, tiny.hidden = 256, tiny.heads = 4;
+  tiny.matrix_type = llama::gguf::TensorType::Q2_K;
+  write(dir, "tiny-llama-q2_k-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
+  tiny.matrix_type = llama::gguf::TensorType::Q3_K;
+  write(dir, "tiny-llama-q3_k-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
 }
 
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
