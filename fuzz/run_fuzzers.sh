@@ -22,7 +22,7 @@ rm -rf "$seeds"
 "$build/bin/llama-fuzz-seeds" "$seeds"
 
 # GGUF: room for a whole tiny llama model (tensors and a 260-token vocabulary).
-max_len() { case "$1" in cli_args) echo 1024 ;; gguf) echo 65536 ;; *) echo 8192 ;; esac; }
+max_len() { case "$1" in cli_args) echo 1024 ;; gguf) echo 262144 ;; *) echo 8192 ;; esac; }
 # Seconds per input: tokenizer pipelines run within budgets of well under a second
 # (bpe/limits.hpp), so one that takes longer is a finding.
 timeout_of() { case "$1" in tokenizer_pipeline) echo 3 ;; *) echo 10 ;; esac; }

@@ -163,7 +163,8 @@ Bytes gguf_file(uint32_t alignment, int layers) {
       {"q4_0", gguf::TensorType::Q4_0}, {"q4_k", gguf::TensorType::Q4_K},
       {"q6_k", gguf::TensorType::Q6_K}, {"q4_1", gguf::TensorType::Q4_1},
       {"q5_0", gguf::TensorType::Q5_0}, {"q5_1", gguf::TensorType::Q5_1},
-      {"q5_k", gguf::TensorType::Q5_K}};
+      {"q5_k", gguf::TensorType::Q5_K}, {"q3_k", gguf::TensorType::Q3_K},
+      {"q2_k", gguf::TensorType::Q2_K}};
   for (int l = 0; l < layers; ++l) {
     for (const auto& [name, type] : types) {
       const std::vector<int64_t> shape = {2, 256};
@@ -195,6 +196,12 @@ void gguf_seeds(const fs::path& dir) {
   write(dir, "tiny-llama-f32-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
   tiny.matrix_type = llama::gguf::TensorType::Q8_0;
   write(dir, "tiny-llama-q8_0-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
+  // Super-blocks of 256 need rows of 256: these two are 140 and 184 KB.
+  tiny.dim = 256, tiny.hidden = 256, tiny.heads = 4;
+  tiny.matrix_type = llama::gguf::TensorType::Q2_K;
+  write(dir, "tiny-llama-q2_k-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
+  tiny.matrix_type = llama::gguf::TensorType::Q3_K;
+  write(dir, "tiny-llama-q3_k-tied", to_bytes(llama::test::tiny_llama_gguf(tiny)));
 }
 
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }

@@ -52,6 +52,26 @@ std::vector<std::byte> encode(const std::vector<float>& x, gguf::TensorType type
       put(b.data(), b.size() * sizeof(BlockQ4_0));
       break;
     }
+    case gguf::TensorType::Q3_K:
+    case gguf::TensorType::Q2_K: {
+      // No quantizer for these: codes and scales from the values' bits, the f16
+      // scales (Q3_K: d at byte 108; Q2_K: d, dmin at 80, 82) set to 2^-7.
+      const size_t bb = type == gguf::TensorType::Q3_K ? 110 : 84;
+      std::vector<uint8_t> b(x.size() / 256 * bb);
+      for (size_t i = 0; i < b.size(); ++i) {
+        uint32_t u;
+        std::memcpy(&u, &x[i % x.size()], 4);
+        b[i] = static_cast<uint8_t>(u >> 8);
+      }
+      const uint16_t h = f32_to_f16(1.0f / 128);
+      for (size_t at = 0; at < b.size(); at += bb) {
+        for (size_t f : bb == 110 ? std::vector<size_t>{108} : std::vector<size_t>{80, 82}) {
+          std::memcpy(b.data() + at + f, &h, 2);
+        }
+      }
+      put(b.data(), b.size());
+      break;
+    }
     default:
       put(x.data(), x.size() * 4);
   }

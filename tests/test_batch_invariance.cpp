@@ -212,6 +212,7 @@ const char* const kModels[] = {
     "gguf/stories1M.q5_1.gguf",
     "gguf/rand-k.q4_k_m.gguf",  // Q4_K and Q6_K
     "gguf/rand-k.q6_k.gguf",
+    "gguf/rand-k.q2_k.gguf",  // Q2_K and Q3_K
 };
 
 void check_backend(const std::string& spec) {

@@ -116,6 +116,22 @@ TEST_CASE("gguf apps: --tokenize, --verify-checkpoint and --explain on a GGUF", 
   CHECK(e.out.find("chat template: none") != std::string::npos);
 }
 
+TEST_CASE("gguf apps: --verify-checkpoint and --explain on Q2_K and Q3_K", "[gguf][cli]") {
+  // rand-k.q2_k holds Q2_K and Q3_K matrices (and a Q6_K classifier).
+  const std::string q2k = test::model_path("gguf/rand-k.q2_k.gguf");
+  const auto v = test::run_llama_cli({"-c", q2k, "--verify-checkpoint"});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find(" Q2_K ") != std::string::npos);
+  CHECK(v.out.find(" Q3_K ") != std::string::npos);
+  CHECK(v.out.find("all values finite") != std::string::npos);
+
+  const auto e = test::run_llama_cli({"-c", q2k, "--explain", "-b", "blas"});
+  INFO(e.out << e.err);
+  CHECK(e.exit_code == 0);
+  CHECK(e.out.find("q8_K blocks") != std::string::npos);
+}
+
 TEST_CASE("gguf apps: llama-compare and llama-bench take a GGUF", "[gguf][compare]") {
   const std::string q40 = test::model_path("gguf/stories1M.q4_0.gguf");
   std::ostringstream out, err;

@@ -266,6 +266,11 @@ TEST_CASE("gguf: hostile tensor infos are refused", "[gguf][robustness]") {
   refused(one_tensor(0, {8}, 39).data(32).bytes, "unknown type 39");
   refused(one_tensor(0, {40, 2}, 8).data(200).bytes,
           "rows of 40 values, not a multiple of its block of 32");
+  // Q3_K (11) and Q2_K (10): super-blocks of 256 values in 110 and 84 bytes.
+  refused(one_tensor(0, {100, 2}, 11).data(256).bytes,
+          "rows of 100 values, not a multiple of its block of 256");
+  refused(one_tensor(0, {256, 2}, 10).data(160).bytes,
+          "bytes 0 + 168 fall outside the data section of 160");
   refused(one_tensor(0, {16}).data(32).bytes, "bytes 0 + 64 fall outside the data section of 32");
   refused(one_tensor(64, {8}).data(32).bytes, "bytes 64 + 32 fall outside");
   refused(one_tensor(~uint64_t{0} - 31, {8}).data(32).bytes, "fall outside the data section");

@@ -119,12 +119,13 @@ TEST_CASE("gguf llama: inconsistent files are refused", "[gguf][robustness]") {
   unsupported.heads = 4;
   unsupported.drop = {"blk.0.attn_v.weight"};
   unsupported.edit = [](gguf::Writer& w) {
-    w.add_tensor("blk.0.attn_v.weight", {128, 256}, gguf::TensorType::Q3_K,
-                 [] { return std::vector<std::byte>(128 * 110); });
+    w.add_tensor("blk.0.attn_v.weight", {128, 256}, gguf::TensorType::Q8_K,
+                 [] { return std::vector<std::byte>(128 * 292); });
   };
-  refused(unsupported,
-          "tensor \"blk.0.attn_v.weight\" has type Q3_K, which is not supported "
-          "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
+  refused(
+      unsupported,
+      "tensor \"blk.0.attn_v.weight\" has type Q8_K, which is not supported "
+      "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
 
   TinyLlama heads;
   heads.edit = [](gguf::Writer& w) { w.set_u32("llama.attention.head_count_kv", 3); };

@@ -42,7 +42,7 @@ std::string write_tiny(const test::TinyLlama& spec, const std::string& name) {
 }  // namespace
 
 TEST_CASE("gguf model: the block dtypes in the core's dtype table", "[gguf][tensor]") {
-  CHECK(kDTypeCount == 12);
+  CHECK(kDTypeCount == 14);
   CHECK(std::string(to_string(DType::block_q8_0)) == "block_q8_0");
   CHECK(dtype_info(DType::block_q8_0).block_values == 32);
   CHECK(dtype_info(DType::block_q8_0).block_bytes == 34);

@@ -40,6 +40,8 @@ std::vector<std::pair<gguf::GgufModel, Tensor LayerWeights::*>> samples() {
   s.emplace_back(gguf::open_model(test::model_path("gguf/stories1M.q4_0.gguf")), &LayerWeights::w1);
   s.emplace_back(gguf::open_model(test::model_path("gguf/rand-k.q4_k_m.gguf")), &LayerWeights::wq);
   s.emplace_back(gguf::open_model(test::model_path("gguf/rand-k.q6_k.gguf")), &LayerWeights::w3);
+  s.emplace_back(gguf::open_model(test::model_path("gguf/rand-k.q3_k_m.gguf")), &LayerWeights::wq);
+  s.emplace_back(gguf::open_model(test::model_path("gguf/rand-k.q2_k.gguf")), &LayerWeights::wq);
   return s;
 }
 
@@ -47,7 +49,8 @@ std::vector<std::pair<gguf::GgufModel, Tensor LayerWeights::*>> samples() {
 
 TEST_CASE("gguf product table: every block dtype has kernels", "[gguf][kernels]") {
   const DTypeSet d = product_dtypes();
-  for (DType t : {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k}) {
+  for (DType t : {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k,
+                  DType::q3_k, DType::q2_k}) {
     CHECK(d.contains(t));
   }
   // bf16 and f16 too: read in place (kernels/products/half_products.hpp, test_half_products.cpp).
@@ -67,7 +70,8 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
     // llama.cpp's activation quantization: q8_0 blocks for Q8_0 and Q4_0, q8_K for
     // the K-quants.
     CHECK(f.quantized());
-    if (w.dtype == DType::q4_k || w.dtype == DType::q6_k) {
+    if (w.dtype == DType::q4_k || w.dtype == DType::q6_k || w.dtype == DType::q3_k ||
+        w.dtype == DType::q2_k) {
       CHECK(f == InputFormat{InputKind::q8_k_blocks, 256});
     }
     const int64_t rows = w.rows(), cols = w.cols();
@@ -117,5 +121,6 @@ TEST_CASE("gguf product table: products against the exact weights, batch equal t
       }
     }
   }
-  CHECK(seen == std::vector<DType>{DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k});
+  CHECK(seen == std::vector<DType>{DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k,
+                                   DType::q3_k, DType::q2_k});
 }

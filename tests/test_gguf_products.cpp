@@ -57,6 +57,13 @@ std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols,
       case BlockKind::q6_k:
         scale(at + 208);
         break;
+      case BlockKind::q3_k:
+        scale(at + 108);
+        break;
+      case BlockKind::q2_k:
+        scale(at + 80);
+        scale(at + 82);
+        break;
     }
   }
   return b;

@@ -22,6 +22,8 @@ constexpr std::array<DTypeInfo, kDTypeCount> kDTypes = {{
     {"q5_0", 32, 22, false},
     {"q5_1", 32, 24, false},
     {"q5_k", 256, 176, false},
+    {"q3_k", 256, 110, false},
+    {"q2_k", 256, 84, false},
 }};
 
 int64_t checked_elements(const std::string& name, const std::vector<int64_t>& shape) {

@@ -88,6 +88,8 @@ bool supported_type(uint32_t type) {
     case TensorType::Q5_0:
     case TensorType::Q5_1:
     case TensorType::Q5_K:
+    case TensorType::Q3_K:
+    case TensorType::Q2_K:
       return true;
     default:
       return false;
@@ -95,7 +97,7 @@ bool supported_type(uint32_t type) {
 }
 
 std::string supported_types() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K";
 }
 
 LlamaFile read_llama(const File& f) {

@@ -41,6 +41,10 @@ DType dtype_of(const Tensor& t) {
       return DType::q5_1;
     case TensorType::Q5_K:
       return DType::q5_k;
+    case TensorType::Q3_K:
+      return DType::q3_k;
+    case TensorType::Q2_K:
+      return DType::q2_k;
     default:
       break;  // read_llama refused every other type
   }
@@ -181,6 +185,10 @@ const char* gguf_type_name(DType dtype) {
       return "Q5_1";
     case DType::q5_k:
       return "Q5_K";
+    case DType::q3_k:
+      return "Q3_K";
+    case DType::q2_k:
+      return "Q2_K";
     case DType::q8_0:
       break;
   }

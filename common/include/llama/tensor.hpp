@@ -16,7 +16,7 @@ namespace llama {
 
 // Element types of weights. Float types convert to f32 exactly. Block types
 // store each row as whole blocks of `block_values` values in `block_bytes`
-// bytes (GGUF's types join here: block_q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q5_k).
+// bytes (GGUF's types join here: block_q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q5_k, q3_k, q2_k).
 enum class DType : uint8_t {
   f32,
   bf16,
@@ -34,8 +34,10 @@ enum class DType : uint8_t {
   q5_0,  // 32 5-bit codes with an f16 scale: 22 bytes
   q5_1,  // 32 5-bit codes with f16 scale and min: 24 bytes
   q5_k,  // super-blocks of 256 (8 x 32, 6-bit scales and mins, 5-bit codes): 176 bytes
+  q3_k,  // super-blocks of 256 (16 x 16, 6-bit scales, 3-bit codes): 110 bytes
+  q2_k,  // super-blocks of 256 (16 x 16, 4-bit scales and mins, 2-bit codes): 84 bytes
 };
-inline constexpr int kDTypeCount = 12;
+inline constexpr int kDTypeCount = 14;
 
 struct DTypeInfo {
   const char* name;      // "f32", "bf16", "f16", "q8_0", "block_q8_0", "q4_0", "q4_k", "q6_k", ...

@@ -8,6 +8,7 @@
 #include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/products/half_products.hpp"
 #include "llama/kernels/products/legacy_products.hpp"
+#include "llama/kernels/products/low_kquant_products.hpp"
 
 namespace llama {
 namespace {
@@ -36,8 +37,9 @@ std::string to_string(const InputFormat& f) {
 }
 
 DTypeSet product_dtypes() {
-  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k, DType::bf16,
-          DType::f16,  DType::q4_1,       DType::q5_0, DType::q5_1, DType::q5_k};
+  return {DType::q8_0, DType::block_q8_0, DType::q4_0, DType::q4_k, DType::q6_k,
+          DType::bf16, DType::f16,        DType::q4_1, DType::q5_0, DType::q5_1,
+          DType::q5_k, DType::q3_k,       DType::q2_k};
 }
 
 InputFormat input_format(const Tensor& w) {
@@ -54,6 +56,8 @@ InputFormat input_format(const Tensor& w) {
     case DType::q4_k:
     case DType::q5_k:
     case DType::q6_k:
+    case DType::q3_k:
+    case DType::q2_k:
       return {InputKind::q8_k_blocks, 256};
     case DType::bf16:
     case DType::f16:
@@ -106,6 +110,10 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
     case DType::q6_k:
       kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
+    case DType::q3_k:
+    case DType::q2_k:
+      low_kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
+      return;
     case DType::bf16:
     case DType::f16:
       half_matvec_rows(out, block_matrix(w), x.f32, row_begin, row_end, half_decode_path(kernel));
@@ -129,7 +137,7 @@ bool few_vectors_by_rows(DType dtype) {
     case DType::q4_1:
     case DType::q5_1:
       return true;
-    default:  // q4_k, q5_k, q6_k: their batch kernel takes a few vectors as well
+    default:  // the K-quants: their batch kernels take a few vectors as well
       return false;
   }
 }
@@ -188,6 +196,11 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::q5_k:
     case DType::q6_k:
       kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
+      return;
+    case DType::q3_k:
+    case DType::q2_k:
+      low_kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end,
+                                  kernel);
       return;
     case DType::bf16:
     case DType::f16: {
@@ -312,7 +325,8 @@ std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numeri
            "block, fma(float(lane), w_scale * x_scale)" +
            (w.dtype == DType::q5_0 ? ")" : ", plus the sum of w_min * x_sum)");
   }
-  if (w.dtype == DType::q4_k || w.dtype == DType::q5_k || w.dtype == DType::q6_k) {
+  if (w.dtype == DType::q4_k || w.dtype == DType::q5_k || w.dtype == DType::q6_k ||
+      w.dtype == DType::q3_k || w.dtype == DType::q2_k) {
     return describe_products(w, kernel) +
            " (llama.cpp's products: activations quantized to q8_K per block of 256, int32 sums "
            "per sub-block scaled in llama.cpp's order; the same under every numerics policy)";

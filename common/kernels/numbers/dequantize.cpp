@@ -70,6 +70,8 @@ void dequantize_rows(const Tensor& t, int64_t row_begin, int64_t row_end, std::s
     case DType::q5_0:
     case DType::q5_1:
     case DType::q5_k:
+    case DType::q3_k:
+    case DType::q2_k:
       // ggml's dequantize_row_* (kernels/numbers/gguf_blocks.hpp), checked against it by hash.
       dequantize_rows(block_matrix(t), row_begin, row_end, out);
       return;

@@ -14,6 +14,7 @@
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/legacy_blocks.hpp"
+#include "llama/kernels/numbers/low_kquant_blocks.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
@@ -38,6 +39,10 @@ const char* to_string(BlockKind kind) {
       return "Q5_1";
     case BlockKind::q5_k:
       return "Q5_K";
+    case BlockKind::q3_k:
+      return "Q3_K";
+    case BlockKind::q2_k:
+      return "Q2_K";
     default:
       return "Q6_K";
   }
@@ -78,6 +83,10 @@ int64_t block_bytes(BlockKind kind) {
       return sizeof(BlockQ5_1);
     case BlockKind::q5_k:
       return sizeof(BlockQ5_K);
+    case BlockKind::q3_k:
+      return sizeof(BlockQ3_K);
+    case BlockKind::q2_k:
+      return sizeof(BlockQ2_K);
     default:
       return sizeof(BlockQ6_K);
   }
@@ -105,6 +114,10 @@ std::optional<BlockKind> block_kind(DType dtype) {
       return BlockKind::q5_1;
     case DType::q5_k:
       return BlockKind::q5_k;
+    case DType::q3_k:
+      return BlockKind::q3_k;
+    case DType::q2_k:
+      return BlockKind::q2_k;
     case DType::f32:
     case DType::q8_0:
       break;
@@ -178,6 +191,12 @@ void dequantize_row(BlockKind kind, const std::byte* row, int64_t n, float* out)
       break;
     case BlockKind::q5_k:
       dequantize_q5_k(blocks_of<BlockQ5_K>(row, nb), o);
+      break;
+    case BlockKind::q3_k:
+      dequantize_q3_k(blocks_of<BlockQ3_K>(row, nb), o);
+      break;
+    case BlockKind::q2_k:
+      dequantize_q2_k(blocks_of<BlockQ2_K>(row, nb), o);
       break;
   }
 }

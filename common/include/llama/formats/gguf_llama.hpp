@@ -14,10 +14,10 @@
 namespace llama::gguf {
 
 // The tensor types a llama GGUF can hold here: F32 (any tensor), and for the
-// matrices F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K. Others are refused naming the
-// tensor and its type.
+// matrices F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+// Others are refused naming the tensor and its type.
 bool supported_type(uint32_t type);
-std::string supported_types();  // "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K"
+std::string supported_types();  // "F32, F16, BF16, Q8_0, ..., Q6_K", as above
 
 struct LlamaLayer {
   const Tensor* attn_norm = nullptr;  // [dim]

@@ -29,7 +29,7 @@
 
 namespace llama {
 
-enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q5_k };
+enum class BlockKind { f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_1, q5_0, q5_1, q5_k, q3_k, q2_k };
 const char* to_string(BlockKind kind);  // "F16", ..., "Q6_K" (GGUF's names)
 int64_t block_values(BlockKind kind);   // values per block
 int64_t block_bytes(BlockKind kind);    // bytes per block
