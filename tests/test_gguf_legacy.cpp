@@ -206,11 +206,8 @@ TEST_CASE("legacy blocks: products are llama.cpp's AVX2 vec_dot, the batch decod
   }
 }
 
-TEST_CASE("legacy blocks: the AVX-512 VNNI kernel gives the portable bits", "[gguf][kernels]") {
-  if (!kernel_set_available(KernelSet::avx512_vnni)) {
-    WARN("this CPU has no AVX-512 VNNI: only the portable legacy block kernel is tested");
-    return;
-  }
+TEST_CASE("legacy blocks: every vector kernel set gives the portable bits", "[gguf][kernels]") {
+  const auto kernels = test::runnable_kernel_sets("legacy block products");
   for (BlockKind kind : {BlockKind::q5_0, BlockKind::q4_1, BlockKind::q5_1}) {
     for (const int64_t cols : {32, 96, 352, 2816}) {
       INFO(to_string(kind) << " cols " << cols);
@@ -225,15 +222,18 @@ TEST_CASE("legacy blocks: the AVX-512 VNNI kernel gives the portable bits", "[gg
       const Input x = quantized(kind, xf);
       std::vector<float> a(rows), b(rows), c(rows - 4);
       legacy_blocks_matvec_rows(a, w, x.view(), 0, rows, KernelSet::portable);
-      legacy_blocks_matvec_rows(b, w, x.view(), 0, rows, KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-      legacy_blocks_matvec_rows(c, w, x.view(), 3, rows - 1, KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
-      // The batch through the same kernel.
-      std::vector<float> batch(static_cast<size_t>(rows), -1.0f);
-      legacy_blocks_matmat_rows(batch, rows, w, {x.values, x.scales, cols, x.group}, 0, rows,
-                                KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data(), batch.data(), a.size() * 4) == 0);
+      for (const KernelSet kernel : kernels) {
+        INFO(to_string(kernel));
+        legacy_blocks_matvec_rows(b, w, x.view(), 0, rows, kernel);
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+        legacy_blocks_matvec_rows(c, w, x.view(), 3, rows - 1, kernel);
+        CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
+        // The batch through the same kernel.
+        std::vector<float> batch(static_cast<size_t>(rows), -1.0f);
+        legacy_blocks_matmat_rows(batch, rows, w, {x.values, x.scales, cols, x.group}, 0, rows,
+                                  kernel);
+        CHECK(std::memcmp(a.data(), batch.data(), a.size() * 4) == 0);
+      }
     }
   }
 }

@@ -12,5 +12,8 @@ namespace llama::detail {
 // portable kernel's bits; the caller checks the CPU.
 void legacy_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                     int64_t row_begin, int64_t row_end);
+// The same with AVX2 (FMA, F16C): KernelSet::avx2's body (x86/legacy_avx2.cpp).
+void legacy_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                    int64_t row_begin, int64_t row_end);
 
 }  // namespace llama::detail

@@ -128,13 +128,17 @@ bool legacy_block_kind(BlockKind kind) {
 void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                int64_t row_begin, int64_t row_end, KernelSet kernel) {
   require_legacy(w, x.group_size);
-  if (kernel == KernelSet::avx512_vnni) {
+  if (kernel != KernelSet::portable) {
     // Asked for only where available (best_kernel_set); asking elsewhere is a bug.
     if (!kernel_set_available(kernel)) {
-      throw Error(
-          "legacy block products: the avx512-vnni kernel was asked for on a CPU without it");
+      throw Error(std::string("legacy block products: the ") + to_string(kernel) +
+                  " kernel was asked for on a CPU without it");
     }
-    detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    if (kernel == KernelSet::avx2) {
+      detail::legacy_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    } else {
+      detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    }
     return;
   }
   const int64_t blocks = w.cols / kQK;
