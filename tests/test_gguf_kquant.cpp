@@ -208,6 +208,9 @@ TEST_CASE("q8_K: every SIMD level quantizes with the portable bits", "[gguf][ker
     for (size_t i = 0; i < x.size(); i += 37) x[i] *= 100.0f;  // outliers set the scale
     for (size_t i = 0; i < 256; ++i) x[i] = 0.0f;              // a block of zeros
     x[300] = -x[301];                                          // ties of |x|
+    const uint32_t nan_bits[] = {0x7FC00123u, 0xFFC0ABCDu};    // NaNs with payloads
+    std::memcpy(&x[500], &nan_bits[0], 4);
+    std::memcpy(&x[700], &nan_bits[1], 4);
     const Q8K portable = quantize(x);
     for (llama::SimdLevel level : llama::kSimdLevels) {
       if (!llama::simd_level_supported(level)) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "llama/error.hpp"
@@ -123,6 +124,28 @@ TEST_CASE("legacy blocks: values are ggml's dequantize_row_q5_0/q4_1/q5_1", "[gg
     CHECK(v41[j + 16] == static_cast<float>(hi) * 0.5f - 1.25f);
     CHECK(v51[j] == static_cast<float>(lo | xh0) * 0.5f - 1.25f);
     CHECK(v51[j + 16] == static_cast<float>(hi | xh1) * 0.5f - 1.25f);
+  }
+}
+
+TEST_CASE("legacy blocks: every SIMD level quantizes q8_1 with the portable bits",
+          "[gguf][kernels]") {
+  const auto levels = test::runnable_levels("q8_1 quantizer");
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::vector<float> x = random_vector(32 * 24, seed);
+    for (size_t i = 0; i < x.size(); i += 37) x[i] *= 100.0f;  // outliers set the scale
+    for (size_t i = 0; i < 32; ++i) x[i] = 0.0f;               // a block of zeros
+    for (size_t i = 64; i < 96; ++i) x[i] *= 1e-6f;            // tiny: s a subnormal f16
+    x[100] = std::numeric_limits<float>::quiet_NaN();          // passed over for amax
+    x[200] = -x[201];                                          // ties of |x|
+    std::vector<int8_t> want(x.size()), got(x.size());
+    std::vector<float> want_s(x.size() / 16), got_s(x.size() / 16);
+    quantize_activations_q8_1_blocks(x, want, want_s, SimdLevel::portable);
+    for (const SimdLevel level : levels) {
+      INFO(to_string(level) << " seed " << seed);
+      quantize_activations_q8_1_blocks(x, got, got_s, level);
+      CHECK(got == want);
+      CHECK(std::memcmp(got_s.data(), want_s.data(), got_s.size() * 4) == 0);
+    }
   }
 }
 

@@ -217,9 +217,15 @@ void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> value
                                   scales.size(), kQK_K, kQK_K);
   const auto blocks = static_cast<int64_t>(scales.size());
 #if LLAMA_HAVE_X86_TARGETS
-  if (runnable_level(level) == SimdLevel::avx512) {
-    detail::quantize_q8_k_avx512(x.data(), blocks, values.data(), scales.data());
-    return;
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+      detail::quantize_q8_k_avx512(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::avx2:
+      detail::quantize_q8_k_avx2(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::portable:
+      break;
   }
 #else
   (void)level;

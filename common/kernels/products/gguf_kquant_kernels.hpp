@@ -30,5 +30,7 @@ void kquant_q8_k_rows_avx2(const BlockMatrix& w, const Q8KBatch& x, float* out, 
 // quantize_activations_q8_k of `blocks` blocks of 256 with AVX-512: the
 // portable loop's bits; the caller checks the CPU.
 void quantize_q8_k_avx512(const float* x, int64_t blocks, int8_t* values, float* d);
+// The same with AVX2 (x86/gguf_quantize_q8_k_avx2.cpp).
+void quantize_q8_k_avx2(const float* x, int64_t blocks, int8_t* values, float* d);
 
 }  // namespace llama::detail

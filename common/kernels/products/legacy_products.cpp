@@ -12,6 +12,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/legacy_blocks.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
 namespace {
@@ -108,6 +109,19 @@ void quantize_activations_q8_1_blocks(std::span<const float> x, std::span<int8_t
   detail::check_block_input_sizes("quantize_activations_q8_1_blocks", x.size(), values.size(),
                                   scales.size(), kQ8_1ScaleGroup, kQK);
   const size_t blocks = x.size() / kQK;
+#if LLAMA_HAVE_X86_TARGETS
+  const auto n = static_cast<int64_t>(blocks);
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+      detail::quantize_q8_1_blocks_avx512(x.data(), n, values.data(), scales.data());
+      return;
+    case SimdLevel::avx2:
+      detail::quantize_q8_1_blocks_avx2(x.data(), n, values.data(), scales.data());
+      return;
+    case SimdLevel::portable:
+      break;
+  }
+#endif
   for (size_t b = 0; b < blocks; ++b) {
     const std::span<const float> xb = x.subspan(b * kQK, kQK);
     const std::span<int8_t> vb = values.subspan(b * kQK, kQK);
