@@ -176,12 +176,15 @@ void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t o
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
 #if LLAMA_HAVE_X86_TARGETS
   if (vector_kernels(kernel)) {
-    if (kernel == KernelSet::avx2) {
-      detail::kquant_q8_k_rows_avx2(w, x, out, out_stride, row_begin, row_end);
-    } else {
+    if (kernel == KernelSet::avx512_vnni) {
       detail::kquant_q8_k_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+      return;
     }
-    return;
+    // The avx2 set's bodies; another kind runs the loops below under it.
+    if (w.kind == BlockKind::q4_k || w.kind == BlockKind::q5_k || w.kind == BlockKind::q6_k) {
+      detail::kquant_q8_k_rows_avx2(w, x, out, out_stride, row_begin, row_end);
+      return;
+    }
   }
 #else
   (void)vector_kernels;
