@@ -16,6 +16,7 @@
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/products/gguf_kquant.hpp"
+#include "test_support.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -150,13 +151,7 @@ double int_loop_dot(BlockKind kind, const std::byte* row, int64_t cols, const Q8
 }
 
 std::vector<llama::KernelSet> kernel_sets() {
-  std::vector<llama::KernelSet> k{llama::KernelSet::portable};
-  if (llama::kernel_set_available(llama::KernelSet::avx512_vnni)) {
-    k.push_back(llama::KernelSet::avx512_vnni);
-  } else {
-    WARN("this CPU has no AVX-512 VNNI: only the portable q8_K kernels are tested");
-  }
-  return k;
+  return llama::test::runnable_kernel_sets("q8_K products");
 }
 
 }  // namespace
@@ -213,6 +208,9 @@ TEST_CASE("q8_K: every SIMD level quantizes with the portable bits", "[gguf][ker
     for (size_t i = 0; i < x.size(); i += 37) x[i] *= 100.0f;  // outliers set the scale
     for (size_t i = 0; i < 256; ++i) x[i] = 0.0f;              // a block of zeros
     x[300] = -x[301];                                          // ties of |x|
+    const uint32_t nan_bits[] = {0x7FC00123u, 0xFFC0ABCDu};    // NaNs with payloads
+    std::memcpy(&x[500], &nan_bits[0], 4);
+    std::memcpy(&x[700], &nan_bits[1], 4);
     const Q8K portable = quantize(x);
     for (llama::SimdLevel level : llama::kSimdLevels) {
       if (!llama::simd_level_supported(level)) {
@@ -264,7 +262,7 @@ TEST_CASE("q8_K products: exactly the integer loop where the float steps are exa
   }
 }
 
-TEST_CASE("q8_K products: within rounding of the exact sum, VNNI the portable bits",
+TEST_CASE("q8_K products: within rounding of the exact sum, every kernel set the portable bits",
           "[gguf][kernels][q8k]") {
   const std::vector<llama::KernelSet> kernels = kernel_sets();
   for (BlockKind kind : {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k}) {

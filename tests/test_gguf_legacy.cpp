@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "llama/error.hpp"
@@ -126,6 +127,28 @@ TEST_CASE("legacy blocks: values are ggml's dequantize_row_q5_0/q4_1/q5_1", "[gg
   }
 }
 
+TEST_CASE("legacy blocks: every SIMD level quantizes q8_1 with the portable bits",
+          "[gguf][kernels]") {
+  const auto levels = test::runnable_levels("q8_1 quantizer");
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::vector<float> x = random_vector(32 * 24, seed);
+    for (size_t i = 0; i < x.size(); i += 37) x[i] *= 100.0f;  // outliers set the scale
+    for (size_t i = 0; i < 32; ++i) x[i] = 0.0f;               // a block of zeros
+    for (size_t i = 64; i < 96; ++i) x[i] *= 1e-6f;            // tiny: s a subnormal f16
+    x[100] = std::numeric_limits<float>::quiet_NaN();          // passed over for amax
+    x[200] = -x[201];                                          // ties of |x|
+    std::vector<int8_t> want(x.size()), got(x.size());
+    std::vector<float> want_s(x.size() / 16), got_s(x.size() / 16);
+    quantize_activations_q8_1_blocks(x, want, want_s, SimdLevel::portable);
+    for (const SimdLevel level : levels) {
+      INFO(to_string(level) << " seed " << seed);
+      quantize_activations_q8_1_blocks(x, got, got_s, level);
+      CHECK(got == want);
+      CHECK(std::memcmp(got_s.data(), want_s.data(), got_s.size() * 4) == 0);
+    }
+  }
+}
+
 TEST_CASE("legacy blocks: q8_1 activations are quantize_row_q8_1's", "[gguf][kernels]") {
   std::vector<float> x(64);
   for (int j = 0; j < 64; ++j) x[j] = 0.013f * static_cast<float>(j - 20);
@@ -206,11 +229,8 @@ TEST_CASE("legacy blocks: products are llama.cpp's AVX2 vec_dot, the batch decod
   }
 }
 
-TEST_CASE("legacy blocks: the AVX-512 VNNI kernel gives the portable bits", "[gguf][kernels]") {
-  if (!kernel_set_available(KernelSet::avx512_vnni)) {
-    WARN("this CPU has no AVX-512 VNNI: only the portable legacy block kernel is tested");
-    return;
-  }
+TEST_CASE("legacy blocks: every vector kernel set gives the portable bits", "[gguf][kernels]") {
+  const auto kernels = test::runnable_kernel_sets("legacy block products");
   for (BlockKind kind : {BlockKind::q5_0, BlockKind::q4_1, BlockKind::q5_1}) {
     for (const int64_t cols : {32, 96, 352, 2816}) {
       INFO(to_string(kind) << " cols " << cols);
@@ -225,15 +245,18 @@ TEST_CASE("legacy blocks: the AVX-512 VNNI kernel gives the portable bits", "[gg
       const Input x = quantized(kind, xf);
       std::vector<float> a(rows), b(rows), c(rows - 4);
       legacy_blocks_matvec_rows(a, w, x.view(), 0, rows, KernelSet::portable);
-      legacy_blocks_matvec_rows(b, w, x.view(), 0, rows, KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-      legacy_blocks_matvec_rows(c, w, x.view(), 3, rows - 1, KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
-      // The batch through the same kernel.
-      std::vector<float> batch(static_cast<size_t>(rows), -1.0f);
-      legacy_blocks_matmat_rows(batch, rows, w, {x.values, x.scales, cols, x.group}, 0, rows,
-                                KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data(), batch.data(), a.size() * 4) == 0);
+      for (const KernelSet kernel : kernels) {
+        INFO(to_string(kernel));
+        legacy_blocks_matvec_rows(b, w, x.view(), 0, rows, kernel);
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+        legacy_blocks_matvec_rows(c, w, x.view(), 3, rows - 1, kernel);
+        CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
+        // The batch through the same kernel.
+        std::vector<float> batch(static_cast<size_t>(rows), -1.0f);
+        legacy_blocks_matmat_rows(batch, rows, w, {x.values, x.scales, cols, x.group}, 0, rows,
+                                  kernel);
+        CHECK(std::memcmp(a.data(), batch.data(), a.size() * 4) == 0);
+      }
     }
   }
 }

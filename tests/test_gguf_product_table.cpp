@@ -23,15 +23,7 @@ std::vector<float> inputs(int64_t n, uint32_t seed) {
   return x;
 }
 
-std::vector<KernelSet> kernels() {
-  std::vector<KernelSet> k{KernelSet::portable};
-  if (kernel_set_available(KernelSet::avx512_vnni)) {
-    k.push_back(KernelSet::avx512_vnni);
-  } else {
-    WARN("this CPU has no AVX-512 VNNI: only the portable block kernels are checked");
-  }
-  return k;
-}
+std::vector<KernelSet> kernels() { return test::runnable_kernel_sets("GGUF product table"); }
 
 // One tensor of each block dtype from the shared files.
 std::vector<std::pair<gguf::GgufModel, Tensor LayerWeights::*>> samples() {

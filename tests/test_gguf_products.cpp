@@ -107,11 +107,7 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
       const auto want = exact_products(w, x);
       double scale = 0;
       for (double v : want) scale = std::max(scale, std::fabs(v));
-      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
-        if (!llama::kernel_set_available(kernel)) {
-          WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
-          continue;
-        }
+      for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
         std::vector<float> got(static_cast<size_t>(rows - 5), -1.0f);
         llama::blocks_matvec_rows_f32(got, w, x, 3, rows - 2, kernel);
         for (int64_t r = 3; r < rows - 2; ++r) {
@@ -125,8 +121,7 @@ TEST_CASE("block products: f32 activations give the exact weights' products", "[
   const BlockMatrix w{bytes, 3, 300, BlockKind::f16};
   const auto x = random_vector(300, 3);
   const auto want = exact_products(w, x);
-  for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
-    if (!llama::kernel_set_available(kernel)) continue;
+  for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
     std::vector<float> got(3);
     llama::blocks_matvec_rows_f32(got, w, x, 0, 3, kernel);
     for (int r = 0; r < 3; ++r) CHECK(got[r] == Approx(want[r]).epsilon(1e-5));
@@ -141,11 +136,7 @@ TEST_CASE("block products: a row's f32-activation product does not depend on the
   for (BlockKind kind : {BlockKind::f16, BlockKind::bf16})
     for (int64_t cols : {256, 1024 + 256, 544}) {
       if (cols == 544 && kind != BlockKind::f16) continue;
-      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
-        if (!llama::kernel_set_available(kernel)) {
-          WARN("this CPU has no AVX-512 VNNI: only the portable f32 block kernels are tested");
-          continue;
-        }
+      for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
         INFO(llama::to_string(kind) << " cols " << cols << " " << llama::to_string(kernel));
         const int64_t rows = 37;
         const auto bytes = random_blocks(kind, rows, cols, 17);
@@ -257,17 +248,14 @@ TEST_CASE("block products: every SIMD level quantizes Q8_0 activations with the 
 }
 
 TEST_CASE(
-    "block products: Q8_0 and Q4_0 VNNI kernels with q8_0-block inputs equal the portable "
+    "block products: Q8_0 and Q4_0 vector kernels with q8_0-block inputs equal the portable "
     "ones bit for bit",
     "[gguf][kernels]") {
-  if (!llama::kernel_set_available(llama::KernelSet::avx512_vnni)) {
-    WARN("this CPU has no AVX-512 VNNI: only the portable Q8_0 kernel is tested");
-    return;
-  }
   // Odd and even block counts, with and without a tail after 16-block steps;
   // 37 rows: two 16-row passes (the first prefetching the second), a pair and
-  // a single row; the range [3, 36) starts off a 16-row boundary. Q4_0: its
-  // codes - 8 as int8.
+  // a single row (VNNI), four 8-row groups and 5 rows (AVX2); the range
+  // [3, 36) starts off both boundaries. Q4_0: its codes - 8 as int8.
+  const auto kernels = llama::test::runnable_kernel_sets("Q8_0/Q4_0 block products");
   for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
     for (int64_t cols : {32, 64, 96, 512, 544, 1024, 2816}) {
       INFO(llama::to_string(kind) << " cols " << cols);
@@ -278,11 +266,14 @@ TEST_CASE(
       llama::quantize_activations_q8_0_blocks(random_vector(cols, 5), x);
       std::vector<float> a(rows), b(rows), c(rows - 4);
       llama::q8_0_blocks_matvec_rows(a, w, x, 0, rows, llama::KernelSet::portable);
-      llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, llama::KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-      llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, llama::KernelSet::avx512_vnni);
-      CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
-      // And both are the exact product of the quantized values to f32 rounding.
+      for (llama::KernelSet kernel : kernels) {
+        INFO(llama::to_string(kernel));
+        llama::q8_0_blocks_matvec_rows(b, w, x, 0, rows, kernel);
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+        llama::q8_0_blocks_matvec_rows(c, w, x, 3, rows - 1, kernel);
+        CHECK(std::memcmp(a.data() + 3, c.data(), c.size() * 4) == 0);
+      }
+      // And the result is the exact product of the quantized values to f32 rounding.
       std::vector<float> xq(static_cast<size_t>(cols));
       for (int64_t k = 0; k < cols; ++k) xq[k] = x.values[k] * x.scales[k / 32];
       std::vector<double> abs;
@@ -298,8 +289,7 @@ TEST_CASE(
   // Rows of whole 16-block steps and of steps plus a tail.
   for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0})
     for (const int64_t cols : {1024, 1056})
-      for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
-        if (!llama::kernel_set_available(kernel)) continue;
+      for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
         INFO(llama::to_string(kind) << " " << llama::to_string(kernel) << " cols " << cols);
         const int64_t rows = 600, tokens = 21;  // rows span three 256-row tiles
         const auto bytes = random_blocks(kind, rows, cols, 9);
@@ -352,11 +342,7 @@ TEST_CASE("block products: Q4_0 against q8_0 blocks is llama.cpp's x86 arithmeti
     }
     want[r] = acc;
   }
-  for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
-    if (!llama::kernel_set_available(kernel)) {
-      WARN("this CPU has no AVX-512 VNNI: only the portable Q4_0 kernel is tested");
-      continue;
-    }
+  for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
     INFO(llama::to_string(kernel));
     std::vector<float> got(rows);
     llama::q8_0_blocks_matvec_rows(got, w, x, 0, rows, kernel);

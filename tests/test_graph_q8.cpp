@@ -73,8 +73,11 @@ TEST_CASE("graph: LLAMA_Q8_KERNEL=portable gives the same logits as the best ker
     portable->prepare(ck.model());  // the kernel is chosen when the plans are compiled
   }
   CHECK_THAT(portable->describe(), Contains("q8 groups of 64, portable kernel"));
+  // The avx2 set has no body for llama2.c's int8 groups: they run the portable loops under it.
+  const KernelSet runs =
+      best_kernel_set() == KernelSet::avx2 ? KernelSet::portable : best_kernel_set();
   CHECK_THAT(best->describe(),
-             Contains(std::string("q8 groups of 64, ") + to_string(best_kernel_set()) + " kernel"));
+             Contains(std::string("q8 groups of 64, ") + to_string(runs) + " kernel"));
   for (int64_t pos = 0; pos < 40; ++pos) {
     INFO("position " << pos);
     const auto token = static_cast<int32_t>((pos * 131 + 1) % 32000);

@@ -12,9 +12,9 @@
 #include "llama/error.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/generate.hpp"
-#include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
 #include "llama/kernels/products/llama2c_int8.hpp"
+#include "llama/kernels/steps/run_c.hpp"
 #include "llama/kernels/steps/runq_c.hpp"
 #include "llama/registry.hpp"
 #include "test_support.hpp"
@@ -172,6 +172,13 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
     std::vector<float> portable(static_cast<size_t>(rows));
     q8_matvec_rows(portable, wt, xq, 0, rows, KernelSet::portable);
     CHECK(portable == want);
+    if (kernel_set_available(KernelSet::avx2)) {  // no int8 body of its own: the portable loops
+      std::vector<float> avx2(static_cast<size_t>(rows));
+      q8_matvec_rows(avx2, wt, xq, 0, rows, KernelSet::avx2);
+      CHECK(avx2 == want);
+    } else {
+      WARN("this CPU does not run the avx2 kernel set: not checked");
+    }
     if (vnni) {
       std::vector<float> fast(static_cast<size_t>(rows));
       q8_matvec_rows(fast, wt, xq, 0, rows, KernelSet::avx512_vnni);

@@ -100,6 +100,12 @@ std::vector<SimdLevel> runnable_levels(const std::string& what) {
                   [](SimdLevel l) { return to_string(l); });
 }
 
+std::vector<KernelSet> runnable_kernel_sets(const std::string& what) {
+  constexpr KernelSet kAll[] = {KernelSet::portable, KernelSet::avx2, KernelSet::avx512_vnni};
+  return runnable(what, "kernel sets", kAll, kernel_set_available,
+                  [](KernelSet k) { return to_string(k); });
+}
+
 std::string temp_path(const std::string& name) {
   static TempDir dir;
   return (dir.path / name).string();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/dispatch/kernel_set.hpp"
 
 namespace llama {
 class Checkpoint;
@@ -129,6 +130,10 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float bound);
 // The SIMD levels this CPU runs (kSimdLevels' order), through runnable():
 // "WHAT: levels run: ...; not run, this CPU lacks: ...".
 std::vector<SimdLevel> runnable_levels(const std::string& what);
+
+// The product kernel sets this CPU runs (portable, avx2, avx512_vnni), through
+// runnable(): "WHAT: kernel sets run: ...; not run, this CPU lacks: ...".
+std::vector<KernelSet> runnable_kernel_sets(const std::string& what);
 
 // A file under a per-process temporary directory, removed at exit.
 std::string temp_path(const std::string& name);

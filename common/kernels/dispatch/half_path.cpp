@@ -82,9 +82,10 @@ bool half_path_available(HalfPath path) {
 }
 
 HalfPath half_decode_path(KernelSet kernel) {
-  // The avx2 level has no int8 kernel of its own, so every caller's kernel
-  // is portable there and the reference backend's plain loops cannot be told
-  // from the best: all take avx2, as an AVX-512 CPU without VNNI takes avx512.
+  // Every caller takes avx2 at the avx2 level, whatever its kernel set (the
+  // avx2 set has no bf16/f16 body of its own, and the reference backend's
+  // plain loops cannot be told from it), as an AVX-512 CPU without VNNI
+  // takes avx512.
   if (simd_level() == SimdLevel::avx2 && half_path_available(HalfPath::avx2)) {
     return HalfPath::avx2;
   }

@@ -10,12 +10,21 @@
 namespace llama {
 
 const char* to_string(KernelSet kernel) {
-  return kernel == KernelSet::avx512_vnni ? "avx512-vnni" : "portable";
+  switch (kernel) {
+    case KernelSet::avx512_vnni:
+      return "avx512-vnni";
+    case KernelSet::avx2:
+      return "avx2";
+    case KernelSet::portable:
+      break;
+  }
+  return "portable";
 }
 
 bool kernel_set_available(KernelSet kernel) {
   if (kernel == KernelSet::portable) return true;
 #if LLAMA_HAVE_X86_TARGETS
+  if (kernel == KernelSet::avx2) return simd_level_supported(SimdLevel::avx2);
   return simd_level_supported(SimdLevel::avx512) && cpu_features().avx512vnni;
 #else
   return false;
@@ -26,8 +35,11 @@ KernelSet best_kernel_set() {
   const char* forced = std::getenv("LLAMA_Q8_KERNEL");
   if (forced != nullptr && std::strcmp(forced, "portable") == 0) return KernelSet::portable;
   // LLAMA_CPU_LEVEL below avx512 leaves the VNNI kernel out too.
-  return simd_level() == SimdLevel::avx512 && kernel_set_available(KernelSet::avx512_vnni)
-             ? KernelSet::avx512_vnni
+  if (simd_level() == SimdLevel::avx512 && kernel_set_available(KernelSet::avx512_vnni)) {
+    return KernelSet::avx512_vnni;
+  }
+  return simd_level() != SimdLevel::portable && kernel_set_available(KernelSet::avx2)
+             ? KernelSet::avx2
              : KernelSet::portable;
 }
 

@@ -12,6 +12,11 @@ namespace llama::detail {
 void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                   int64_t row_begin, int64_t row_end);
 
+// The same with AVX2 (FMA, F16C): KernelSet::avx2's body
+// (x86/gguf_q8_0_avx2.cpp).
+void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                  int64_t row_begin, int64_t row_end);
+
 // Rows [row_begin, row_begin + n) of Q8_0 blocks into values (i8 [n, cols])
 // and scales (f32 [n, cols / 32]) with AVX-512 (q8_0_blocks_matmat_rows'
 // tiles; exact, as the portable unpack); the caller checks the CPU.

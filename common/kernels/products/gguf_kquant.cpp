@@ -161,10 +161,13 @@ const int16_t* sums_of_32(std::span<const int8_t> values) {
   return sums.data();
 }
 
-bool vnni_kernels(KernelSet kernel) {
-  if (kernel != KernelSet::avx512_vnni) return false;
+// Whether `kernel` is a vector set (asking for one on a CPU without it is a
+// bug, not a fallback).
+bool vector_kernels(KernelSet kernel) {
+  if (kernel == KernelSet::portable) return false;
   if (!kernel_set_available(kernel)) {
-    throw Error("q8_K products: the avx512-vnni kernels were asked for on a CPU without them");
+    throw Error(std::string("q8_K products: the ") + to_string(kernel) +
+                " kernels were asked for on a CPU without them");
   }
   return true;
 }
@@ -172,12 +175,19 @@ bool vnni_kernels(KernelSet kernel) {
 void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t out_stride,
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
 #if LLAMA_HAVE_X86_TARGETS
-  if (vnni_kernels(kernel)) {
-    detail::kquant_q8_k_rows_vnni(w, x, out, out_stride, row_begin, row_end);
-    return;
+  if (vector_kernels(kernel)) {
+    if (kernel == KernelSet::avx512_vnni) {
+      detail::kquant_q8_k_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+      return;
+    }
+    // The avx2 set's bodies; another kind runs the loops below under it.
+    if (w.kind == BlockKind::q4_k || w.kind == BlockKind::q5_k || w.kind == BlockKind::q6_k) {
+      detail::kquant_q8_k_rows_avx2(w, x, out, out_stride, row_begin, row_end);
+      return;
+    }
   }
 #else
-  (void)vnni_kernels;
+  (void)vector_kernels;
 #endif
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < x.n; ++t) {
@@ -210,9 +220,15 @@ void quantize_activations_q8_k(std::span<const float> x, std::span<int8_t> value
                                   scales.size(), kQK_K, kQK_K);
   const auto blocks = static_cast<int64_t>(scales.size());
 #if LLAMA_HAVE_X86_TARGETS
-  if (runnable_level(level) == SimdLevel::avx512) {
-    detail::quantize_q8_k_avx512(x.data(), blocks, values.data(), scales.data());
-    return;
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+      detail::quantize_q8_k_avx512(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::avx2:
+      detail::quantize_q8_k_avx2(x.data(), blocks, values.data(), scales.data());
+      return;
+    case SimdLevel::portable:
+      break;
   }
 #else
   (void)level;

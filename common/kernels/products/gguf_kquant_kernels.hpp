@@ -23,8 +23,14 @@ struct Q8KBatch {
 void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out, int64_t out_stride,
                            int64_t row_begin, int64_t row_end);
 
+// The same with AVX2 (FMA, F16C): KernelSet::avx2's body.
+void kquant_q8_k_rows_avx2(const BlockMatrix& w, const Q8KBatch& x, float* out, int64_t out_stride,
+                           int64_t row_begin, int64_t row_end);
+
 // quantize_activations_q8_k of `blocks` blocks of 256 with AVX-512: the
 // portable loop's bits; the caller checks the CPU.
 void quantize_q8_k_avx512(const float* x, int64_t blocks, int8_t* values, float* d);
+// The same with AVX2 (x86/gguf_quantize_q8_k_avx2.cpp).
+void quantize_q8_k_avx2(const float* x, int64_t blocks, int8_t* values, float* d);
 
 }  // namespace llama::detail

@@ -281,6 +281,15 @@ bool avx512_kernels(KernelSet kernel) {
   return true;
 }
 
+// The same for KernelSet::avx2 (its bodies; the portable loops elsewhere).
+bool avx2_kernels(KernelSet kernel) {
+  if (kernel != KernelSet::avx2) return false;
+  if (!kernel_set_available(kernel)) {
+    throw Error("block kernels: the avx2 kernels were asked for on a CPU without them");
+  }
+  return true;
+}
+
 }  // namespace
 
 void quantize_activations_q8_0_blocks(std::span<const float> x, Q8Vector& out) {
@@ -330,6 +339,12 @@ void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q
     detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
     return;
   }
+#if LLAMA_HAVE_X86_TARGETS
+  if (avx2_kernels(kernel)) {
+    detail::q8_0_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    return;
+  }
+#endif
   const int64_t blocks = w.cols / kQK;
   for (int64_t r = row_begin; r < row_end; ++r) {
     out[static_cast<size_t>(r - row_begin)] =

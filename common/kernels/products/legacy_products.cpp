@@ -12,6 +12,7 @@
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/legacy_blocks.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
 namespace {
@@ -108,6 +109,19 @@ void quantize_activations_q8_1_blocks(std::span<const float> x, std::span<int8_t
   detail::check_block_input_sizes("quantize_activations_q8_1_blocks", x.size(), values.size(),
                                   scales.size(), kQ8_1ScaleGroup, kQK);
   const size_t blocks = x.size() / kQK;
+#if LLAMA_HAVE_X86_TARGETS
+  const auto n = static_cast<int64_t>(blocks);
+  switch (runnable_level(level)) {
+    case SimdLevel::avx512:
+      detail::quantize_q8_1_blocks_avx512(x.data(), n, values.data(), scales.data());
+      return;
+    case SimdLevel::avx2:
+      detail::quantize_q8_1_blocks_avx2(x.data(), n, values.data(), scales.data());
+      return;
+    case SimdLevel::portable:
+      break;
+  }
+#endif
   for (size_t b = 0; b < blocks; ++b) {
     const std::span<const float> xb = x.subspan(b * kQK, kQK);
     const std::span<int8_t> vb = values.subspan(b * kQK, kQK);
@@ -128,13 +142,17 @@ bool legacy_block_kind(BlockKind kind) {
 void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                int64_t row_begin, int64_t row_end, KernelSet kernel) {
   require_legacy(w, x.group_size);
-  if (kernel == KernelSet::avx512_vnni) {
+  if (kernel != KernelSet::portable) {
     // Asked for only where available (best_kernel_set); asking elsewhere is a bug.
     if (!kernel_set_available(kernel)) {
-      throw Error(
-          "legacy block products: the avx512-vnni kernel was asked for on a CPU without it");
+      throw Error(std::string("legacy block products: the ") + to_string(kernel) +
+                  " kernel was asked for on a CPU without it");
     }
-    detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    if (kernel == KernelSet::avx2) {
+      detail::legacy_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    } else {
+      detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    }
     return;
   }
   const int64_t blocks = w.cols / kQK;

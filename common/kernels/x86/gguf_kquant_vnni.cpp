@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
+#include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 
 namespace llama::detail {
@@ -54,22 +55,6 @@ LLAMA_KQUANT_VNNI inline __m512i spread_index(int first, int per) {
   alignas(64) int16_t idx[32];
   for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(first + i / per);
   return _mm512_load_si512(idx);
-}
-
-// A Q4_K block's 12 scale bytes as 8 scales then 8 mins, 6 bits each: ggml's
-// unpacking with 32-bit masks (q4_k_scale_min's values; the tests compare).
-inline __m128i q4_k_scales_mins(const uint8_t* packed) {
-  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  uint32_t u[4];
-  std::memcpy(u, packed, 12);
-  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);
-  const uint32_t mins_low = u[1] & kLow6;
-  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);
-  u[2] = mins_low;
-  u[0] &= kLow6;
-  __m128i v;
-  std::memcpy(&v, u, 16);
-  return v;
 }
 
 // Q4_K, and Q5_K (Block = BlockQ5_K: bit s of qh[i] adds 16 to value i of

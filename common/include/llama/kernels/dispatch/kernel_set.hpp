@@ -1,19 +1,22 @@
 // Which set of product kernels a backend runs: the portable loops (the
 // reference backend, and the arithmetic order every other set reproduces) or
-// this CPU's vector kernels (AVX-512 with VNNI for the int8 products, the
-// AVX-512 row kernels for GGUF blocks and bf16/f16). Every product entry point
-// (product_table.hpp) takes one; both sets give the same bits.
+// this CPU's vector kernels: avx512_vnni (AVX-512 with VNNI for the int8
+// products, the AVX-512 row kernels for GGUF blocks and bf16/f16) or avx2
+// (x86-64-v3: AVX2, FMA, F16C; the GGUF integer dots in 256-bit registers, the
+// portable loops for the products it has no body for). Every product entry
+// point (product_table.hpp) takes one; every set gives the same bits.
 #pragma once
 
 namespace llama {
 
-enum class KernelSet { portable, avx512_vnni };
-const char* to_string(KernelSet kernel);  // "portable", "avx512-vnni"
+enum class KernelSet { portable, avx512_vnni, avx2 };
+const char* to_string(KernelSet kernel);  // "portable", "avx512-vnni", "avx2"
 // True when the set was compiled in and this CPU can run it.
 bool kernel_set_available(KernelSet kernel);
-// The fastest available set; LLAMA_Q8_KERNEL=portable in the environment
-// forces the portable one (to compare the two end to end), and
-// LLAMA_CPU_LEVEL below avx512 leaves the vector set out.
+// The fastest available set: avx512_vnni at the avx512 level on a CPU with
+// VNNI, else avx2 at a level of avx2 or above, else portable.
+// LLAMA_Q8_KERNEL=portable in the environment forces the portable one (to
+// compare them end to end), and LLAMA_CPU_LEVEL lowers the level.
 KernelSet best_kernel_set();
 
 }  // namespace llama

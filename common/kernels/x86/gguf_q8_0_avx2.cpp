@@ -1,0 +1,98 @@
+// q8_0_blocks_matvec_rows (Q8_0 and Q4_0 weights against q8_0 blocks) with
+// AVX2: KernelSet::avx2's body, the portable definition's bits.
+//
+// Eight rows at a time: per block, each row's int32 dot of 32 products
+// (|w| times x with w's sign, vpmaddubsw into int16 pairs of at most
+// 2 x 128 x 127, no saturation; then vpmaddwd; integer sums are exact in any
+// order), the eight dots reduced into one register's lanes, and each lane
+// then runs its row's fma chain over the blocks in the definition's order.
+// A lane is one row alone, so a row's result does not depend on the others
+// in its group (rows past the range repeat the last row and are not stored).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/products/gguf_kernels.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/x86/simd_target.hpp"
+
+namespace llama::detail {
+namespace {
+
+constexpr int kRows = 8;
+
+// Block b of a row as 32 int8 values (Q4_0: codes - 8) and its f16 scale.
+template <bool kQ4>
+LLAMA_TARGET_AVX2 inline __m256i block_values(const std::byte* row, int64_t b, uint16_t& d) {
+  if constexpr (kQ4) {
+    const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ4_0));
+    std::memcpy(&d, blk, 2);
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+    const __m256i codes = _mm256_and_si256(
+        _mm256_inserti128_si256(_mm256_castsi128_si256(qs), _mm_srli_epi16(qs, 4), 1),
+        _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
+  } else {
+    const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ8_0));
+    std::memcpy(&d, blk, 2);
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+  }
+}
+
+// 8 int32 lanes whose sum is w . x over 32 bytes (x within +-127).
+LLAMA_TARGET_AVX2 inline __m256i dot32(__m256i w, __m256i x) {
+  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+// Lane i = the sum of v[i]'s 8 lanes.
+LLAMA_TARGET_AVX2 inline __m256i reduce8(const __m256i (&v)[kRows]) {
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+template <bool kQ4>
+LLAMA_TARGET_AVX2 void rows8(float* out, const BlockMatrix& w, const Q8View& x, int64_t r0,
+                             int64_t n) {
+  const int64_t blocks = w.cols / kQK;
+  const std::byte* row[kRows];
+  for (int i = 0; i < kRows; ++i) row[i] = w.row(r0 + std::min<int64_t>(i, n - 1));
+  __m256 val = _mm256_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const __m256i xv =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * kQK));
+    __m256i dots[kRows];
+    alignas(16) uint16_t d16[kRows];
+    for (int i = 0; i < kRows; ++i) dots[i] = dot32(block_values<kQ4>(row[i], b, d16[i]), xv);
+    const __m256 dot = _mm256_cvtepi32_ps(reduce8(dots));
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
+    const __m256 xs = _mm256_set1_ps(x.scales[static_cast<size_t>(b)]);
+    // Q4_0: fma(float(dot), w_scale * x_scale, val); Q8_0: fma(float(dot) * w_scale, x_scale, val).
+    val = kQ4 ? _mm256_fmadd_ps(dot, _mm256_mul_ps(d, xs), val)
+              : _mm256_fmadd_ps(_mm256_mul_ps(dot, d), xs, val);
+  }
+  alignas(32) float lanes[kRows];
+  _mm256_store_ps(lanes, val);
+  std::copy_n(lanes, n, out);
+}
+
+}  // namespace
+
+LLAMA_TARGET_AVX2 void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w,
+                                                    const Q8View& x, int64_t row_begin,
+                                                    int64_t row_end) {
+  for (int64_t r = row_begin; r < row_end; r += kRows) {
+    const int64_t n = std::min<int64_t>(kRows, row_end - r);
+    float* o = out.data() + (r - row_begin);
+    if (w.kind == BlockKind::q4_0) {
+      rows8<true>(o, w, x, r, n);
+    } else {
+      rows8<false>(o, w, x, r, n);
+    }
+  }
+}
+
+}  // namespace llama::detail

@@ -1,0 +1,29 @@
+// Private to the x86 kernels: a Q4_K/Q5_K block's packed 6-bit scales and
+// mins in one register, shared by the AVX-512 VNNI and the AVX2 K-quant
+// kernels. Plain code: compiled for whichever target inlines it.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace llama::detail {
+
+// A Q4_K block's 12 scale bytes as 8 scales then 8 mins, 6 bits each: ggml's
+// unpacking with 32-bit masks (q4_k_scale_min's values; the tests compare).
+inline __m128i q4_k_scales_mins(const uint8_t* packed) {
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);
+  const uint32_t mins_low = u[1] & kLow6;
+  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);
+  u[2] = mins_low;
+  u[0] &= kLow6;
+  __m128i v;
+  std::memcpy(&v, u, 16);
+  return v;
+}
+
+}  // namespace llama::detail
