@@ -46,48 +46,63 @@ struct alignas(64) Floats16 {
   float f[16];
 };
 
-// A Q4_0 row's blocks b and (when `pair`) b + 1 as u8 codes in x's order:
-// [b's low nibbles (values 0..15), b's high ones (16..31), the same of b + 1];
-// without `pair` the upper half repeats b (never stored).
-LLAMA_Q4_VNNI inline __m512i codes_pair(const std::byte* blk, bool pair) {
-  __m512i v = _mm512_maskz_broadcast_i32x4(
-      kFull16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
-  if (pair) {
-    v = _mm512_mask_broadcast_i32x4(
-        v, 0xff00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBlockBytes + 2)));
-  }
-  // 128-bit lanes 1 and 3 (16-bit elements 8..15, 24..31): the high nibbles.
-  v = _mm512_mask_srli_epi16(v, 0xff00ff00, v, 4);
-  return _mm512_and_si512(v, _mm512_set1_epi8(0x0f));
-}
+// Blocks ahead of the one being repacked that each row is prefetched: the
+// repack is where a prompt's weights first come from memory, 16 rows side by
+// side, more streams than the hardware prefetchers follow well.
+constexpr int64_t kPrefetchBlocks = 16;
 
 // Rows [r0, r0 + here) (here <= 16; missing lanes repeat row r0, their
 // results are never stored) into one panel: codes u8 [quads, 16, 4] and
-// scales f32 [blocks, 16].
+// scales f32 [blocks, 16]. Per block, the 16 rows' 16 bytes of nibbles go
+// four rows to a register (register k: rows k, 4 + k, 8 + k, 12 + k in its
+// 128-bit lanes), and a 4 x 4 transpose of 32-bit elements in every 128-bit
+// lane leaves dword q of all 16 rows, in row order, in register q: its low
+// nibbles are quad q of the block's codes (values 4q..4q+3), its high ones
+// quad 4 + q (values 16 + 4q..).
 LLAMA_Q4_VNNI void repack_panel(const BlockMatrix& w, int64_t r0, int64_t here, Bytes64* codes,
                                 Floats16* scales) {
   const int64_t blocks = w.cols / 32;
   const std::byte* rows[16];
-  alignas(64) int32_t at[16];
-  for (int i = 0; i < 16; ++i) {
-    rows[i] = w.row(r0 + (i < here ? i : 0));
-    at[i] = static_cast<int32_t>(rows[i] - rows[0]);
-  }
-  const __m512i offsets = _mm512_load_si512(at);
-  for (int64_t g = 0; g < blocks; g += 2) {
-    const bool pair = g + 1 < blocks;
-    __m512i v[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) v[i] = codes_pair(rows[i] + g * kBlockBytes, pair);
-    transpose16(v);  // v[k] lane i: quad k of the pair in row i
-    for (int k = 0; k < (pair ? 16 : 8); ++k) _mm512_store_si512(codes + g * 8 + k, v[k]);
-    for (int h = 0; h < (pair ? 2 : 1); ++h) {
-      // 4 bytes at each row's block start: the scale and two code bytes.
-      const __m512i raw = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, offsets,
-                                                      rows[0] + (g + h) * kBlockBytes, 1);
-      _mm512_store_ps(scales[g + h].f,
-                      _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw)));
+  for (int i = 0; i < 16; ++i) rows[i] = w.row(r0 + (i < here ? i : 0));
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t at = b * kBlockBytes;
+    if (b % 4 == 0) {
+      for (int i = 0; i < 16; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[i] + at + kPrefetchBlocks * kBlockBytes),
+                     _MM_HINT_T0);
+      }
     }
+    __m512i z[4];
+    for (int k = 0; k < 4; ++k) {
+      const auto lane = [&](int i) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[i] + at + 2));
+      };
+      z[k] = _mm512_maskz_inserti32x4(
+          kFull16,
+          _mm512_maskz_inserti32x4(
+              kFull16,
+              _mm512_maskz_inserti32x4(kFull16, _mm512_castsi128_si512(lane(k)), lane(4 + k), 1),
+              lane(8 + k), 2),
+          lane(12 + k), 3);
+    }
+    const __m512i t0 = _mm512_maskz_unpacklo_epi32(kFull16, z[0], z[1]);
+    const __m512i t1 = _mm512_maskz_unpackhi_epi32(kFull16, z[0], z[1]);
+    const __m512i t2 = _mm512_maskz_unpacklo_epi32(kFull16, z[2], z[3]);
+    const __m512i t3 = _mm512_maskz_unpackhi_epi32(kFull16, z[2], z[3]);
+    const __m512i y[4] = {
+        _mm512_maskz_unpacklo_epi64(kFull8, t0, t2), _mm512_maskz_unpackhi_epi64(kFull8, t0, t2),
+        _mm512_maskz_unpacklo_epi64(kFull8, t1, t3), _mm512_maskz_unpackhi_epi64(kFull8, t1, t3)};
+    Bytes64* c = codes + b * 8;
+    for (int q = 0; q < 4; ++q) {
+      _mm512_store_si512(c + q, _mm512_and_si512(y[q], low4));
+      _mm512_store_si512(c + 4 + q, _mm512_and_si512(_mm512_srli_epi16(y[q], 4), low4));
+    }
+    alignas(32) uint16_t h[16];
+    for (int i = 0; i < 16; ++i) std::memcpy(&h[i], rows[i] + at, 2);
+    _mm512_store_ps(
+        scales[b].f,
+        _mm512_maskz_cvtph_ps(kFull16, _mm256_load_si256(reinterpret_cast<const __m256i*>(h))));
   }
 }
 
@@ -214,8 +229,21 @@ LLAMA_Q4_VNNI void q4_0_matmat_rows_vnni(std::span<float> out, int64_t out_strid
     }
     job.out = out.data() + r0;
     job.rows = rows;
+    // The next tile's rows (contiguous) are prefetched into L2 while this one
+    // computes, a slice per token group, so that its repack finds them there
+    // rather than waiting on memory with the vector units idle.
+    const int64_t next_rows = std::min(kTileRows, row_end - r0 - rows);
+    const char* next = next_rows > 0 ? reinterpret_cast<const char*>(w.row(r0 + rows)) : nullptr;
+    const int64_t next_bytes = next_rows * w.row_bytes(), groups = (n + kTokens - 1) / kTokens;
     for (int64_t t0 = 0; t0 < n; t0 += kTokens) {
       const auto tokens = static_cast<size_t>(std::min<int64_t>(kTokens, n - t0));
+      if (next != nullptr) {
+        const int64_t g = t0 / kTokens;
+        for (int64_t line = next_bytes * g / groups / 64 * 64; line < next_bytes * (g + 1) / groups;
+             line += 64) {
+          _mm_prefetch(next + line, _MM_HINT_T1);
+        }
+      }
       for (int64_t p0 = 0; p0 < tile_panels; p0 += kPanels) {
         const auto ps = static_cast<size_t>(std::min<int64_t>(kPanels, tile_panels - p0));
         kTiles[ps - 1][tokens - 1](job, p0, t0);
