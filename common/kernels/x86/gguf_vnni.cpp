@@ -1,5 +1,9 @@
-// The AVX-512 VNNI matrix-vector kernel for GGUF Q8_0 blocks (decode), read in
-// place: each block is an f16 scale then 32 int8 values, 34 bytes.
+// The AVX-512 VNNI matrix-vector kernels for GGUF Q8_0 and Q4_0 blocks
+// (decode), read in place: a Q8_0 block is an f16 scale then 32 int8 values,
+// 34 bytes; a Q4_0 block an f16 scale then 16 bytes of nibbles, 18 bytes.
+// Q4_0 takes sixteen rows four blocks at a time (q4_0_rows16_quads), the
+// blocks after the last whole four in rows16_vnni's pairs, the rest of a range
+// one row at a time. The Q8_0 kernel:
 //
 // Sixteen rows at a time, a lane per row (rows16_vnni, below: the form of the
 // version-2 kernel, llama2c_int8_vnni.cpp), the rest of a range two rows, then
