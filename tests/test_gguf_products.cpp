@@ -318,6 +318,62 @@ TEST_CASE(
       }
 }
 
+TEST_CASE(
+    "block products: the Q4_0 batch equals one vector at a time for any batch size and row "
+    "range",
+    "[gguf][kernels]") {
+  // The VNNI batch kernel holds 16 rows in the lanes and a few panels x tokens
+  // per register tile, repacking 64 rows at a time: batches of 1 to 13 tokens
+  // and ranges inside, across and off those boundaries (a single row, part of
+  // a panel, panels plus a partial one, more than one repacked tile), odd and
+  // even block counts.
+  for (const int64_t cols : {32, 96, 1056})
+    for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+      if (!llama::kernel_set_available(kernel)) {
+        WARN("this CPU has no AVX-512 VNNI: only the portable Q4_0 batch is tested");
+        continue;
+      }
+      const int64_t rows = 150;
+      const auto bytes = random_blocks(BlockKind::q4_0, rows, cols, static_cast<uint32_t>(cols));
+      const BlockMatrix w{bytes, rows, cols, BlockKind::q4_0};
+      for (const int64_t tokens : {1, 2, 5, 6, 7, 13}) {
+        std::vector<int8_t> values(tokens * cols);
+        std::vector<float> scales(tokens * cols / 32);
+        for (int64_t t = 0; t < tokens; ++t) {
+          llama::quantize_activations_q8_0_blocks(
+              random_vector(cols, static_cast<uint32_t>(7 * t + cols)),
+              std::span(values).subspan(t * cols, cols),
+              std::span(scales).subspan(t * cols / 32, cols / 32));
+        }
+        for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
+                 {0, rows}, {3, 4}, {5, 37}, {16, 80}, {17, 149}, {64, 128}}) {
+          INFO(llama::to_string(kernel)
+               << " cols " << cols << " tokens " << tokens << " rows [" << r0 << ", " << r1 << ")");
+          std::vector<float> batch(tokens * rows, -1.0f);
+          llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1,
+                                         kernel);
+          for (int64_t t = 0; t < tokens; ++t) {
+            const llama::Q8View xt(std::span<const int8_t>(values).subspan(t * cols, cols),
+                                   std::span<const float>(scales).subspan(t * cols / 32, cols / 32),
+                                   32);
+            std::vector<float> one(r1 - r0);
+            llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, llama::KernelSet::portable);
+            REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
+            if (r0 > 0) CHECK(batch[t * rows + r0 - 1] == -1.0f);
+            if (r1 < rows) CHECK(batch[t * rows + r1] == -1.0f);
+          }
+        }
+      }
+      // A batch whose scales are not its vectors'.
+      std::vector<int8_t> values(cols);
+      std::vector<float> scales(cols / 32 + 1);
+      std::vector<float> out(rows);
+      CHECK_THROWS_WITH(
+          llama::q8_0_blocks_matmat_rows(out, rows, w, {values, scales, cols, 32}, 0, rows, kernel),
+          Catch::Contains("is not whole vectors of"));
+    }
+}
+
 TEST_CASE("block products: Q4_0 against q8_0 blocks is llama.cpp's x86 arithmetic",
           "[gguf][kernels]") {
   // ggml_gemv_q4_0_8x8_q8_0 (and its gemm), what llama.cpp runs for Q4_0 on

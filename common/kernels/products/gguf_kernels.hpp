@@ -17,6 +17,12 @@ void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, co
 void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                   int64_t row_begin, int64_t row_end);
 
+// q8_0_blocks_matmat_rows for Q4_0 with AVX-512 VNNI (x86/q4_0_vnni_batch.cpp):
+// every (row, token) result has q8_0_blocks_matvec_rows' bits; the caller
+// checks the CPU.
+void q4_0_matmat_rows_vnni(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
+                           const Q8BatchView& x, int64_t row_begin, int64_t row_end);
+
 // Rows [row_begin, row_begin + n) of Q8_0 blocks into values (i8 [n, cols])
 // and scales (f32 [n, cols / 32]) with AVX-512 (q8_0_blocks_matmat_rows'
 // tiles; exact, as the portable unpack); the caller checks the CPU.

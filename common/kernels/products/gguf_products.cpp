@@ -356,8 +356,19 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              KernelSet kernel) {
   require_q8_input_kind(w);
+  const auto n_values = static_cast<int64_t>(x.values.size());
+  if (n_values % w.cols != 0 ||
+      static_cast<int64_t>(x.scales.size()) != n_values / w.cols * (w.cols / kQK)) {
+    throw Error("q8_0-block batch of " + std::to_string(n_values) + " values and " +
+                std::to_string(x.scales.size()) + " scales is not whole vectors of " +
+                std::to_string(w.cols) + " values in blocks of 32");
+  }
+  if (w.kind == BlockKind::q4_0 && avx512_kernels(kernel)) {
+    detail::q4_0_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
+    return;
+  }
   if (w.kind == BlockKind::q4_0) {
-    // The decode kernel per (row tile, vector): every result is
+    // The portable kernel per (row tile, vector): every result is
     // q8_0_blocks_matvec_rows' bit for bit (the int8 batch kernel combines
     // scales in Q8_0's order, not Q4_0's), and a tile of 64 rows stays in
     // L1/L2 while the vectors pass over it.

@@ -1,5 +1,9 @@
-// The AVX-512 VNNI matrix-vector kernel for GGUF Q8_0 blocks (decode), read in
-// place: each block is an f16 scale then 32 int8 values, 34 bytes.
+// The AVX-512 VNNI matrix-vector kernels for GGUF Q8_0 and Q4_0 blocks
+// (decode), read in place: a Q8_0 block is an f16 scale then 32 int8 values,
+// 34 bytes; a Q4_0 block an f16 scale then 16 bytes of nibbles, 18 bytes.
+// Q4_0 takes sixteen rows four blocks at a time (q4_0_rows16_quads), the
+// blocks after the last whole four in rows16_vnni's pairs, the rest of a range
+// one row at a time. The Q8_0 kernel:
 //
 // Sixteen rows at a time, a lane per row (rows16_vnni, below: the form of the
 // version-2 kernel, llama2c_int8_vnni.cpp), the rest of a range two rows, then
@@ -21,6 +25,7 @@
 // apart rather than one of 16 vectors, each take less time per block.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
@@ -206,15 +211,15 @@ LLAMA_BLOCKS_VNNI inline __m512i q4_0_pair(const std::byte* blk, bool pair) {
 template <bool Q4>
 LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const std::byte* next,
                                    const int8_t* xv, const float* xs, const int32_t* corr,
-                                   int64_t blocks, float* out) {
+                                   int64_t blocks, float* out, int64_t g_begin = 0,
+                                   __m512 val = _mm512_setzero_ps()) {
   constexpr int64_t kBytes = Q4 ? 18 : 34;
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   // Lane i: where row i's block starts, relative to row 0's.
   const __m512i row_at =
       _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                          _mm512_set1_epi32(static_cast<int32_t>(row_bytes)));
-  __m512 val = _mm512_setzero_ps();
-  for (int64_t g = 0; g < blocks; g += 2) {
+  for (int64_t g = g_begin; g < blocks; g += 2) {
     const bool pair = g + 1 < blocks;
     if (next != nullptr) {
       // The next rows' bytes in the same proportion as this step covers.
@@ -228,6 +233,17 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
              : _mm512_maskz_inserti64x4(
                    kFull8, _mm512_setzero_si512(),
                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + g * 32)), 0);
+    // Q4_0: the 16 rows' scales of the step's blocks (f16 [2, 16]) by plain
+    // loads, first, so their stores have drained by the time the vector load
+    // reads them: two gathers per step took near half of the kernel's time.
+    alignas(64) uint16_t half_scales[32];
+    if constexpr (Q4) {
+      for (int h = 0; h < (pair ? 2 : 1); ++h) {
+        for (int i = 0; i < 16; ++i) {
+          std::memcpy(&half_scales[16 * h + i], w + i * row_bytes + (g + h) * kBytes, 2);
+        }
+      }
+    }
     __m512i acc[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
@@ -251,21 +267,103 @@ LLAMA_BLOCKS_VNNI void rows16_vnni(const std::byte* w, int64_t row_bytes, const 
     for (int h = 0; h < (pair ? 2 : 1); ++h) {
       const int64_t b = g + h;
       const __m512i dots = _mm512_sub_epi32(h == 0 ? lo : hi, _mm512_set1_epi32(corr[b]));
-      const __m512i raw =
-          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, row_at, w + b * kBytes, 1);
-      const __m512 scale =
-          _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw));
       const __m512 fdots = _mm512_maskz_cvtepi32_ps(kFull16, dots);
       if constexpr (Q4) {
+        const __m512 scale = _mm512_maskz_cvtph_ps(
+            kFull16, _mm256_load_si256(reinterpret_cast<const __m256i*>(half_scales + 16 * h)));
         val =
             _mm512_maskz_fmadd_ps(kFull16, fdots, _mm512_mul_ps(scale, _mm512_set1_ps(xs[b])), val);
       } else {
+        const __m512i raw =
+            _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), kFull16, row_at, w + b * kBytes, 1);
+        const __m512 scale =
+            _mm512_maskz_cvtph_ps(kFull16, _mm512_maskz_cvtepi32_epi16(kFull16, raw));
         val =
             _mm512_maskz_fmadd_ps(kFull16, _mm512_mul_ps(fdots, scale), _mm512_set1_ps(xs[b]), val);
       }
     }
   }
   _mm512_storeu_ps(out, val);
+}
+
+// x for q4_0_rows16_quads: per 4 blocks, their first 16 values each, then
+// their last 16 (i8 [blocks / 4, 2, 64]), the order of 4 blocks' nibbles as
+// they lie in a row (low nibbles: values 0..15, high: 16..31).
+LLAMA_BLOCKS_VNNI void q4_0_x_halves(const int8_t* xv, int64_t groups, int8_t* halves) {
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m512i a = _mm512_loadu_si512(xv + g * 128);
+    const __m512i c = _mm512_loadu_si512(xv + g * 128 + 64);
+    _mm512_storeu_si512(halves + g * 128, _mm512_maskz_shuffle_i32x4(kFull16, a, c, 0x88));
+    _mm512_storeu_si512(halves + g * 128 + 64, _mm512_maskz_shuffle_i32x4(kFull16, a, c, 0xdd));
+  }
+}
+
+// Sixteen Q4_0 rows, four blocks per step (blocks [0, 4 * groups)), one lane
+// per row: a row's 4 blocks of nibbles fill one register as they lie, its low
+// and high nibbles take one vpdpbusd each against x's halves
+// (q4_0_x_halves), so a 128-bit lane holds one block's partial sums; a
+// transpose of adds and a 4 x 4 transpose of 128-bit lanes leave a lane per
+// row for each block. Then rows16_vnni's chain per block: fewer operations
+// per block than its pairs (which take the blocks after these), the same bits.
+LLAMA_BLOCKS_VNNI __m512 q4_0_rows16_quads(const std::byte* w, int64_t row_bytes,
+                                           const std::byte* next, const int8_t* halves,
+                                           const float* xs, const int32_t* corr, int64_t groups) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  __m512 val = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t at = g * 4 * 18;
+    if (next != nullptr) {
+      for (int64_t line = at * 16; line < (at + 72) * 16; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(next) + line, kNextRowsHint);
+      }
+    }
+    // The 16 rows' scales of the 4 blocks (f16 [4, 16]), loaded first (see
+    // rows16_vnni).
+    alignas(64) uint16_t half_scales[64];
+    for (int k = 0; k < 4; ++k) {
+      for (int i = 0; i < 16; ++i) {
+        std::memcpy(&half_scales[16 * k + i], w + i * row_bytes + at + k * 18, 2);
+      }
+    }
+    const __m512i xlo = _mm512_loadu_si512(halves + g * 128);
+    const __m512i xhi = _mm512_loadu_si512(halves + g * 128 + 64);
+    __m512i acc[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+      const auto* blk = reinterpret_cast<const char*>(w + i * row_bytes + at);
+      const auto part = [&](int k) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + k * 18 + 2));
+      };
+      const __m512i v = _mm512_maskz_inserti32x4(
+          kFull16,
+          _mm512_maskz_inserti32x4(
+              kFull16,
+              _mm512_maskz_inserti32x4(kFull16, _mm512_castsi128_si512(part(0)), part(1), 1),
+              part(2), 2),
+          part(3), 3);
+      acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v, low4), xlo);
+      acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_and_si512(_mm512_srli_epi16(v, 4), low4), xhi);
+    }
+    __m512i s4[4];
+    sum_quads<16>(acc, s4);  // s4[j] lane L: rows 4j..4j+3 of block 4g + L
+    const __m512i u0 = _mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0x44);
+    const __m512i u1 = _mm512_maskz_shuffle_i32x4(kFull16, s4[0], s4[1], 0xee);
+    const __m512i u2 = _mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0x44);
+    const __m512i u3 = _mm512_maskz_shuffle_i32x4(kFull16, s4[2], s4[3], 0xee);
+    const __m512i dots[4] = {_mm512_maskz_shuffle_i32x4(kFull16, u0, u2, 0x88),
+                             _mm512_maskz_shuffle_i32x4(kFull16, u0, u2, 0xdd),
+                             _mm512_maskz_shuffle_i32x4(kFull16, u1, u3, 0x88),
+                             _mm512_maskz_shuffle_i32x4(kFull16, u1, u3, 0xdd)};
+    for (int k = 0; k < 4; ++k) {
+      const int64_t b = 4 * g + k;
+      const __m512 fdots =
+          _mm512_maskz_cvtepi32_ps(kFull16, _mm512_sub_epi32(dots[k], _mm512_set1_epi32(corr[b])));
+      const __m512 scale = _mm512_maskz_cvtph_ps(
+          kFull16, _mm256_load_si256(reinterpret_cast<const __m256i*>(half_scales + 16 * k)));
+      val = _mm512_maskz_fmadd_ps(kFull16, fdots, _mm512_mul_ps(scale, _mm512_set1_ps(xs[b])), val);
+    }
+  }
+  return val;
 }
 
 // One Q4_0 row against q8_0-block x, block by block (rows16_vnni's operations
@@ -335,6 +433,16 @@ LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const 
     const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, xq);
     corr[b] = offset * reduce_add256(s);
   }
+  // Q4_0's x in halves for q4_0_rows16_quads (i8 [blocks / 4, 2, 64]), kept per
+  // thread from call to call: decode allocates nothing once it has run.
+  thread_local std::vector<int8_t> halves_buffer;
+  const int8_t* halves = nullptr;
+  if (q4 && row_end - row_begin >= 16) {
+    const auto need = static_cast<size_t>(blocks / 4 * 128);
+    if (halves_buffer.size() < need) halves_buffer.resize(need);
+    q4_0_x_halves(x.values.data(), blocks / 4, halves_buffer.data());
+    halves = halves_buffer.data();
+  }
   int64_t r = row_begin;
   const int64_t row_bytes = w.row_bytes();
   for (; r + 16 <= row_end; r += 16) {
@@ -342,8 +450,10 @@ LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const 
     const std::byte* next = r + 32 <= row_end ? w.row(r + 16) : nullptr;
     float* o = out.data() + (r - row_begin);
     if (q4) {
+      const __m512 val =
+          q4_0_rows16_quads(w.row(r), row_bytes, next, halves, x.scales.data(), corr, blocks / 4);
       rows16_vnni<true>(w.row(r), row_bytes, next, x.values.data(), x.scales.data(), corr, blocks,
-                        o);
+                        o, blocks / 4 * 4, val);
     } else {
       rows16_vnni<false>(w.row(r), row_bytes, next, x.values.data(), x.scales.data(), corr, blocks,
                          o);

@@ -77,8 +77,10 @@ void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q
                              int64_t row_begin, int64_t row_end, KernelSet kernel);
 // The batch: out[t * out_stride + r]; every (row, token) result equals
 // q8_0_blocks_matvec_rows'. Q8_0 rows are unpacked in tiles of 256 into int8
-// values and f32 scales and run through q8_matmat_rows; Q4_0 runs the decode
-// kernel per tile of 64 rows and vector.
+// values and f32 scales and run through q8_matmat_rows; Q4_0 with avx512_vnni
+// repacks tiles of 64 rows for its own batch kernel (16 rows in the lanes),
+// otherwise runs the portable kernel per tile of 64 rows and vector. A batch
+// that is not whole vectors of w.cols values and their scales is an Error.
 void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const BlockMatrix& w,
                              const Q8BatchView& x, int64_t row_begin, int64_t row_end,
                              KernelSet kernel);
