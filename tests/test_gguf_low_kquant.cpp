@@ -1,13 +1,15 @@
 // Q3_K and Q2_K products with q8_K activations (kernels/products/
 // low_kquant_products.hpp): against a plain integer loop over codes unpacked
 // as ggml's dequantize_row_q3_K / q2_K walk them (exactly, where the float
-// steps are exact, else within rounding of the exact sum), the VNNI kernel
-// against the portable loops bit for bit over odd row ranges and batches of
-// every size, and the refusals.
+// steps are exact, else within rounding of the exact sum; at the extreme
+// codes and values too), every kernel set this CPU runs against the portable
+// loops bit for bit over odd row ranges and batches of every size, and the
+// refusals.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/kernel_set.hpp"
@@ -15,6 +17,7 @@
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
 #include "llama/kernels/products/gguf_kquant.hpp"
 #include "llama/kernels/products/low_kquant_products.hpp"
+#include "test_support.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -137,19 +140,29 @@ double int_loop_dot(BlockKind kind, const std::byte* row, int64_t cols, const Q8
 }
 
 std::vector<llama::KernelSet> kernel_sets() {
-  std::vector<llama::KernelSet> k{llama::KernelSet::portable};
-  if (llama::kernel_set_available(llama::KernelSet::avx512_vnni)) {
-    k.push_back(llama::KernelSet::avx512_vnni);
-  } else {
-    WARN("this CPU has no AVX-512 VNNI: only the portable Q3_K/Q2_K kernels are tested");
-  }
-  return k;
+  return llama::test::runnable_kernel_sets("Q3_K/Q2_K q8_K products");
 }
 
 llama::Q8View vector_of(const Q8K& x, int64_t cols, int64_t t) {
   return {{x.values.data() + t * cols, static_cast<size_t>(cols)},
           {x.d.data() + t * cols / 256, static_cast<size_t>(cols / 256)},
           256};
+}
+
+// Every kernel set's decode of each row of w (of 512 columns) against vector 0
+// of x equals the integer loop's value rounded once: for inputs whose float
+// steps are exact.
+void check_exact(const BlockMatrix& w, const Q8K& x) {
+  for (llama::KernelSet k : kernel_sets()) {
+    INFO(llama::to_string(k));
+    std::vector<float> out(static_cast<size_t>(w.rows));
+    llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, 512, 0), 0, w.rows, k);
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double mag;
+      CHECK(out[static_cast<size_t>(r)] ==
+            static_cast<float>(int_loop_dot(w.kind, w.row(r), 512, x, 0, &mag)));
+    }
+  }
 }
 
 }  // namespace
@@ -173,19 +186,11 @@ TEST_CASE("Q3_K, Q2_K q8_K products: exactly the integer loop where the float st
     }
     const Q8K x = quantize(xf);
     REQUIRE(x.d[0] == 1.0f);
-    for (llama::KernelSet k : kernel_sets()) {
-      std::vector<float> out(3);
-      llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, 512, 0), 0, 3, k);
-      for (int64_t r = 0; r < 3; ++r) {
-        double mag;
-        CHECK(out[static_cast<size_t>(r)] ==
-              static_cast<float>(int_loop_dot(kind, w.row(r), 512, x, 0, &mag)));
-      }
-    }
+    check_exact(w, x);
   }
 }
 
-TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, VNNI the portable bits",
+TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, every set the portable bits",
           "[gguf][kernels][q8k]") {
   const std::vector<llama::KernelSet> kernels = kernel_sets();
   for (BlockKind kind : {BlockKind::q3_k, BlockKind::q2_k}) {
@@ -206,23 +211,56 @@ TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, VNNI the 
     }
     for (llama::KernelSet k : kernels) {
       INFO(llama::to_string(k));
-      for (int64_t t = 0; t < n; ++t) {
-        // Decode over an odd row range: each row the bits of the whole range's.
-        std::vector<float> out(rows - 3);
-        llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, cols, t), 3, rows, k);
-        for (int64_t r = 3; r < rows; ++r) CHECK(out[r - 3] == decode[t][r]);
-      }
-      for (int64_t m = 1; m <= n; ++m) {  // batches of 1..11 vectors: passes of 8 and the rest
-        const llama::Q8BatchView b{{x.values.data(), static_cast<size_t>(m * cols)},
-                                   {x.d.data(), static_cast<size_t>(m * cols / 256)},
-                                   cols,
-                                   256};
-        std::vector<float> out(static_cast<size_t>(m * rows), -1.0f);
-        llama::low_kquant_q8_k_matmat_rows(out, rows, w, b, 2, rows - 1, k);
-        for (int64_t t = 0; t < m; ++t) {
-          for (int64_t r = 2; r < rows - 1; ++r) CHECK(out[t * rows + r] == decode[t][r]);
+      // Decode over odd row ranges: each row the bits of the whole range's.
+      for (auto [begin, end] : {std::pair<int64_t, int64_t>{3, rows}, {0, 1}, {17, 18}, {5, 22}}) {
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> out(static_cast<size_t>(end - begin));
+          llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, cols, t), begin, end, k);
+          for (int64_t r = begin; r < end; ++r) CHECK(out[r - begin] == decode[t][r]);
         }
       }
+      // Batches of 1..11 vectors (passes of 8 and the rest) over two row ranges.
+      for (auto [begin, end] : {std::pair<int64_t, int64_t>{2, rows - 1}, {30, 31}}) {
+        for (int64_t m = 1; m <= n; ++m) {
+          const llama::Q8BatchView b{{x.values.data(), static_cast<size_t>(m * cols)},
+                                     {x.d.data(), static_cast<size_t>(m * cols / 256)},
+                                     cols,
+                                     256};
+          std::vector<float> out(static_cast<size_t>(m * rows), -1.0f);
+          llama::low_kquant_q8_k_matmat_rows(out, rows, w, b, begin, end, k);
+          for (int64_t t = 0; t < m; ++t) {
+            for (int64_t r = begin; r < end; ++r) CHECK(out[t * rows + r] == decode[t][r]);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("Q3_K, Q2_K q8_K products: the extreme codes and values do not saturate",
+          "[gguf][kernels][q8k]") {
+  // Every code at its largest magnitude (Q3_K: -4 with every high bit clear,
+  // Q2_K: 3) and the largest scales against values of -128 and 127, with unit
+  // float scales: the integer loop's sums exactly, in every kernel set.
+  for (BlockKind kind : {BlockKind::q3_k, BlockKind::q2_k}) {
+    INFO(llama::to_string(kind));
+    const BlockMatrix shape{{}, 2, 512, kind};
+    std::vector<std::byte> bytes(static_cast<size_t>(2 * shape.row_bytes()));
+    const auto bb = static_cast<size_t>(llama::block_bytes(kind));
+    const uint16_t one = llama::f32_to_f16(1.0f);
+    for (size_t at = 0; at < bytes.size(); at += bb) {
+      if (kind == BlockKind::q3_k) {  // hmask 0, qs 0 (codes -4), scales -32 (bytes 0)
+        std::memset(bytes.data() + at, 0, bb);
+      } else {  // codes 3, scales and mins 15
+        std::memset(bytes.data() + at, 0xFF, bb);
+      }
+      for (size_t f : scale_fields(kind)) std::memcpy(bytes.data() + at + f, &one, 2);
+    }
+    const BlockMatrix w{bytes, 2, 512, kind};
+    for (int8_t low : {int8_t{-128}, int8_t{127}}) {
+      Q8K x{std::vector<int8_t>(512), std::vector<float>(2, 1.0f)};
+      for (size_t i = 0; i < x.values.size(); ++i) x.values[i] = i % 5 == 4 ? 127 : low;
+      check_exact(w, x);
     }
   }
 }

@@ -309,12 +309,10 @@ ProductBatch BatchInputCache::get(const InputFormat& f) {
 
 std::string describe_products(const Tensor& w, KernelSet kernel) {
   // The avx2 set has bodies for the integer dots against llama.cpp's q8
-  // blocks only (not Q3_K and Q2_K's); every other product runs the portable
-  // loops under it.
+  // blocks only; every other product runs the portable loops under it.
   const InputKind in = input_format(w).kind;
-  const bool no_avx2_body = (in != InputKind::q8_0_blocks && in != InputKind::q8_1_blocks &&
-                             in != InputKind::q8_k_blocks) ||
-                            w.dtype == DType::q3_k || w.dtype == DType::q2_k;
+  const bool no_avx2_body =
+      in != InputKind::q8_0_blocks && in != InputKind::q8_1_blocks && in != InputKind::q8_k_blocks;
   const bool loops = kernel == KernelSet::avx2 && no_avx2_body;
   return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
          to_string(loops ? KernelSet::portable : kernel) + " kernel";

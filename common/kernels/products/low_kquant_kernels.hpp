@@ -1,4 +1,4 @@
-// Private to the core: the x86 kernel behind low_kquant_products.hpp, and the
+// Private to the core: the x86 kernels behind low_kquant_products.hpp, and the
 // batch layout it and the portable loops share.
 #pragma once
 
@@ -21,6 +21,9 @@ struct LowKBatch {
 // out[t * out_stride + r - row_begin], low_kquant_products.hpp's definition
 // with AVX-512 (BW, VL) and VNNI; the caller checks the CPU and the kind.
 void low_kquant_rows_vnni(const BlockMatrix& w, const LowKBatch& x, float* out, int64_t out_stride,
+                          int64_t row_begin, int64_t row_end);
+// The same with AVX2, FMA and F16C (KernelSet::avx2).
+void low_kquant_rows_avx2(const BlockMatrix& w, const LowKBatch& x, float* out, int64_t out_stride,
                           int64_t row_begin, int64_t row_end);
 
 }  // namespace llama::detail

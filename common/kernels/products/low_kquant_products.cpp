@@ -1,5 +1,5 @@
 // Q3_K and Q2_K x q8_K products (low_kquant_products.hpp): the dot products as
-// plain loops (the definitions the x86 kernel reproduces) and the dispatch.
+// plain loops (the definitions the x86 kernels reproduce) and the dispatch.
 #include "llama/kernels/products/low_kquant_products.hpp"
 
 #include <cmath>
@@ -103,25 +103,29 @@ const int16_t* sums_of_16(std::span<const int8_t> values) {
   return sums.data();
 }
 
-// Only avx512_vnni has a kernel of its own here; every other set takes the
-// plain loops.
-bool vnni_kernel(KernelSet kernel) {
-  if (kernel != KernelSet::avx512_vnni) return false;
-  if (!kernel_set_available(kernel)) {
-    throw Error("q8_K products: the avx512-vnni kernels were asked for on a CPU without them");
+// Whether `kernel` is a vector set (asking for one on a CPU without it is a
+// bug, not a fallback).
+bool vector_kernels(KernelSet kernel) {
+  if (kernel != KernelSet::portable && !kernel_set_available(kernel)) {
+    throw Error(std::string("Q3_K/Q2_K products: no ") + to_string(kernel) +
+                " kernels on this CPU");
   }
-  return true;
+  return kernel != KernelSet::portable;
 }
 
 void rows(const BlockMatrix& w, const detail::LowKBatch& x, float* out, int64_t out_stride,
           int64_t row_begin, int64_t row_end, KernelSet kernel) {
 #if LLAMA_HAVE_X86_TARGETS
-  if (vnni_kernel(kernel)) {
-    detail::low_kquant_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+  if (vector_kernels(kernel)) {
+    if (kernel == KernelSet::avx512_vnni) {
+      detail::low_kquant_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+    } else {
+      detail::low_kquant_rows_avx2(w, x, out, out_stride, row_begin, row_end);
+    }
     return;
   }
 #else
-  (void)vnni_kernel;
+  (void)vector_kernels;
 #endif
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < x.n; ++t) {

@@ -16,23 +16,13 @@
 #include <type_traits>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
+#include "kernels/x86/avx2_lanes.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
 namespace {
-
-// ggml's hsum_float_8 of 8 lanes.
-LLAMA_TARGET_AVX2 inline float hsum8(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
-
-LLAMA_TARGET_AVX2 inline __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
 
 // int16 lanes 0..7 = lo, 8..15 = hi: the scales of a run's two 16-value halves.
 LLAMA_TARGET_AVX2 inline __m256i scale_pair(int16_t lo, int16_t hi) {

@@ -1,6 +1,7 @@
 // Private to the x86 kernels: a Q4_K/Q5_K block's packed 6-bit scales and
-// mins in one register, shared by the AVX-512 VNNI and the AVX2 K-quant
-// kernels. Plain code: compiled for whichever target inlines it.
+// mins, and a Q3_K block's signed 6-bit scales, in one register, shared by
+// the AVX-512 VNNI and the AVX2 K-quant kernels. Plain code: compiled for whichever target inlines
+// it.
 #pragma once
 
 #include <immintrin.h>
@@ -24,6 +25,21 @@ inline __m128i q4_k_scales_mins(const uint8_t* packed) {
   __m128i v;
   std::memcpy(&v, u, 16);
   return v;
+}
+
+// A Q3_K block's 16 signed scales (q3_k_scale's values) with ggml's 32-bit
+// masks, as int8.
+inline __m128i q3_k_scales(const uint8_t* packed) {
+  constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t a[3], s[4];
+  std::memcpy(a, packed, 12);
+  s[0] = (a[0] & kLow4) | ((a[2] & kLow2) << 4);
+  s[1] = (a[1] & kLow4) | (((a[2] >> 2) & kLow2) << 4);
+  s[2] = ((a[0] >> 4) & kLow4) | (((a[2] >> 4) & kLow2) << 4);
+  s[3] = ((a[1] >> 4) & kLow4) | (((a[2] >> 6) & kLow2) << 4);
+  __m128i v;
+  std::memcpy(&v, s, 16);
+  return _mm_sub_epi8(v, _mm_set1_epi8(32));
 }
 
 }  // namespace llama::detail

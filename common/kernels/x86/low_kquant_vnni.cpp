@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "kernels/products/low_kquant_kernels.hpp"
+#include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
 
 namespace llama::detail {
@@ -61,21 +62,6 @@ LLAMA_LOWK_VNNI inline __m512i shifts(int a, int b) {
 LLAMA_LOWK_VNNI inline __m512i twice(const uint8_t* p) {
   return _mm512_maskz_broadcast_i64x4(0xFF,
                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// A Q3_K block's 16 signed scales (q3_k_scale's values) with ggml's 32-bit
-// masks, as int8.
-inline __m128i q3_k_scales(const uint8_t* packed) {
-  constexpr uint32_t kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  uint32_t a[3], s[4];
-  std::memcpy(a, packed, 12);
-  s[0] = (a[0] & kLow4) | ((a[2] & kLow2) << 4);
-  s[1] = (a[1] & kLow4) | (((a[2] >> 2) & kLow2) << 4);
-  s[2] = ((a[0] >> 4) & kLow4) | (((a[2] >> 4) & kLow2) << 4);
-  s[3] = ((a[1] >> 4) & kLow4) | (((a[2] >> 6) & kLow2) << 4);
-  __m128i v;
-  std::memcpy(&v, s, 16);
-  return _mm_sub_epi8(v, _mm_set1_epi8(32));
 }
 
 template <int N, bool kThree>
