@@ -536,6 +536,27 @@ TEST_CASE("LLAMA_Q8_KERNEL=portable forces the portable kernel", "[q8]") {
   CHECK(best_kernel_set() == chosen);
 }
 
+TEST_CASE("the avx2 sets: avx-vnni where the CPU has it, LLAMA_Q8_KERNEL=avx2 the plain bodies",
+          "[q8]") {
+  // The level is read once per process: ctest at LLAMA_CPU_LEVEL=avx2 checks
+  // the avx2 branch on an AVX-512 VNNI CPU.
+  const KernelSet chosen = best_kernel_set();
+  if (runs_avx2_bodies(chosen)) {
+    if (kernel_set_available(KernelSet::avx_vnni)) {
+      CHECK(chosen == KernelSet::avx_vnni);
+    } else {
+      WARN("this CPU has no AVX-VNNI: the avx2 level takes the plain avx2 set");
+      CHECK(chosen == KernelSet::avx2);
+    }
+  } else {
+    WARN(
+        "the level is not avx2 (run with LLAMA_CPU_LEVEL=avx2): only the override's reach is "
+        "checked");
+  }
+  const test::ScopedEnv force("LLAMA_Q8_KERNEL", "avx2");
+  CHECK(best_kernel_set() == (runs_avx2_bodies(chosen) ? KernelSet::avx2 : chosen));
+}
+
 TEST_CASE("the product table runs q8_0 tensors as the int8 kernels do", "[q8][products]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
   const Tensor& w2 = ck.model().weights.layers[1].w2;  // [dim, hidden] in groups of 64

@@ -101,7 +101,8 @@ std::vector<SimdLevel> runnable_levels(const std::string& what) {
 }
 
 std::vector<KernelSet> runnable_kernel_sets(const std::string& what) {
-  constexpr KernelSet kAll[] = {KernelSet::portable, KernelSet::avx2, KernelSet::avx512_vnni};
+  constexpr KernelSet kAll[] = {KernelSet::portable, KernelSet::avx2, KernelSet::avx_vnni,
+                                KernelSet::avx512_vnni};
   return runnable(what, "kernel sets", kAll, kernel_set_available,
                   [](KernelSet k) { return to_string(k); });
 }

@@ -15,6 +15,8 @@ const char* to_string(KernelSet kernel) {
       return "avx512-vnni";
     case KernelSet::avx2:
       return "avx2";
+    case KernelSet::avx_vnni:
+      return "avx-vnni";
     case KernelSet::portable:
       break;
   }
@@ -25,6 +27,9 @@ bool kernel_set_available(KernelSet kernel) {
   if (kernel == KernelSet::portable) return true;
 #if LLAMA_HAVE_X86_TARGETS
   if (kernel == KernelSet::avx2) return simd_level_supported(SimdLevel::avx2);
+  if (kernel == KernelSet::avx_vnni) {
+    return simd_level_supported(SimdLevel::avx2) && cpu_features().avx_vnni;
+  }
   return simd_level_supported(SimdLevel::avx512) && cpu_features().avx512vnni;
 #else
   return false;
@@ -38,9 +43,12 @@ KernelSet best_kernel_set() {
   if (simd_level() == SimdLevel::avx512 && kernel_set_available(KernelSet::avx512_vnni)) {
     return KernelSet::avx512_vnni;
   }
-  return simd_level() != SimdLevel::portable && kernel_set_available(KernelSet::avx2)
-             ? KernelSet::avx2
-             : KernelSet::portable;
+  if (simd_level() == SimdLevel::portable || !kernel_set_available(KernelSet::avx2)) {
+    return KernelSet::portable;
+  }
+  const bool plain = forced != nullptr && std::strcmp(forced, "avx2") == 0;
+  return !plain && kernel_set_available(KernelSet::avx_vnni) ? KernelSet::avx_vnni
+                                                             : KernelSet::avx2;
 }
 
 }  // namespace llama

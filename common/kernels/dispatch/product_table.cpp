@@ -313,7 +313,7 @@ std::string describe_products(const Tensor& w, KernelSet kernel) {
   const InputKind in = input_format(w).kind;
   const bool no_avx2_body =
       in != InputKind::q8_0_blocks && in != InputKind::q8_1_blocks && in != InputKind::q8_k_blocks;
-  const bool loops = kernel == KernelSet::avx2 && no_avx2_body;
+  const bool loops = runs_avx2_bodies(kernel) && no_avx2_body;
   return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
          to_string(loops ? KernelSet::portable : kernel) + " kernel";
 }

@@ -16,6 +16,9 @@ void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, co
 // (x86/gguf_q8_0_avx2.cpp).
 void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                   int64_t row_begin, int64_t row_end);
+// And with AVX-VNNI besides: KernelSet::avx_vnni's (the same source, x86/avx2_body.hpp).
+void q8_0_blocks_matvec_rows_avxvnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                     int64_t row_begin, int64_t row_end);
 
 // q8_0_blocks_matmat_rows for Q4_0 with AVX-512 VNNI (x86/q4_0_vnni_batch.cpp):
 // every (row, token) result has q8_0_blocks_matvec_rows' bits; the caller

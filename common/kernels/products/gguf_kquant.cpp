@@ -182,7 +182,11 @@ void rows(const BlockMatrix& w, const detail::Q8KBatch& x, float* out, int64_t o
     }
     // The avx2 set's bodies; another kind runs the loops below under it.
     if (w.kind == BlockKind::q4_k || w.kind == BlockKind::q5_k || w.kind == BlockKind::q6_k) {
-      detail::kquant_q8_k_rows_avx2(w, x, out, out_stride, row_begin, row_end);
+      if (kernel == KernelSet::avx_vnni) {
+        detail::kquant_q8_k_rows_avxvnni(w, x, out, out_stride, row_begin, row_end);
+      } else {
+        detail::kquant_q8_k_rows_avx2(w, x, out, out_stride, row_begin, row_end);
+      }
       return;
     }
   }

@@ -26,6 +26,9 @@ void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out, 
 // The same with AVX2 (FMA, F16C): KernelSet::avx2's body.
 void kquant_q8_k_rows_avx2(const BlockMatrix& w, const Q8KBatch& x, float* out, int64_t out_stride,
                            int64_t row_begin, int64_t row_end);
+// And with AVX-VNNI besides: KernelSet::avx_vnni's (the same source, x86/avx2_body.hpp).
+void kquant_q8_k_rows_avxvnni(const BlockMatrix& w, const Q8KBatch& x, float* out,
+                              int64_t out_stride, int64_t row_begin, int64_t row_end);
 
 // quantize_activations_q8_k of `blocks` blocks of 256 with AVX-512: the
 // portable loop's bits; the caller checks the CPU.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "kernels/products/block_input_sizes.hpp"
 #include "kernels/products/gguf_kernels.hpp"
@@ -281,11 +282,13 @@ bool avx512_kernels(KernelSet kernel) {
   return true;
 }
 
-// The same for KernelSet::avx2 (its bodies; the portable loops elsewhere).
+// The same for KernelSet::avx2 and avx_vnni (their bodies; the portable loops
+// elsewhere).
 bool avx2_kernels(KernelSet kernel) {
-  if (kernel != KernelSet::avx2) return false;
+  if (!runs_avx2_bodies(kernel)) return false;
   if (!kernel_set_available(kernel)) {
-    throw Error("block kernels: the avx2 kernels were asked for on a CPU without them");
+    throw Error(std::string("block kernels: the ") + to_string(kernel) +
+                " kernels were asked for on a CPU without them");
   }
   return true;
 }
@@ -341,7 +344,11 @@ void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q
   }
 #if LLAMA_HAVE_X86_TARGETS
   if (avx2_kernels(kernel)) {
-    detail::q8_0_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    if (kernel == KernelSet::avx_vnni) {
+      detail::q8_0_blocks_matvec_rows_avxvnni(out, w, x, row_begin, row_end);
+    } else {
+      detail::q8_0_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    }
     return;
   }
 #endif

@@ -15,6 +15,9 @@ void legacy_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, 
 // The same with AVX2 (FMA, F16C): KernelSet::avx2's body (x86/legacy_avx2.cpp).
 void legacy_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                     int64_t row_begin, int64_t row_end);
+// And with AVX-VNNI besides: KernelSet::avx_vnni's (the same source, x86/avx2_body.hpp).
+void legacy_blocks_matvec_rows_avxvnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                                       int64_t row_begin, int64_t row_end);
 
 // quantize_activations_q8_1_blocks of `blocks` blocks of 32 (scales f32
 // [blocks, 2]: d, s) with AVX-512 or AVX2 (x86/gguf_quantize_q8_1.cpp): the

@@ -150,6 +150,8 @@ void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const
     }
     if (kernel == KernelSet::avx2) {
       detail::legacy_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    } else if (kernel == KernelSet::avx_vnni) {
+      detail::legacy_blocks_matvec_rows_avxvnni(out, w, x, row_begin, row_end);
     } else {
       detail::legacy_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
     }

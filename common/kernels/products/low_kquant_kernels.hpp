@@ -25,5 +25,8 @@ void low_kquant_rows_vnni(const BlockMatrix& w, const LowKBatch& x, float* out, 
 // The same with AVX2, FMA and F16C (KernelSet::avx2).
 void low_kquant_rows_avx2(const BlockMatrix& w, const LowKBatch& x, float* out, int64_t out_stride,
                           int64_t row_begin, int64_t row_end);
+// And with AVX-VNNI besides: KernelSet::avx_vnni's (the same source, x86/avx2_body.hpp).
+void low_kquant_rows_avxvnni(const BlockMatrix& w, const LowKBatch& x, float* out,
+                             int64_t out_stride, int64_t row_begin, int64_t row_end);
 
 }  // namespace llama::detail

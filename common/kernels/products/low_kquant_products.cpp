@@ -119,6 +119,8 @@ void rows(const BlockMatrix& w, const detail::LowKBatch& x, float* out, int64_t 
   if (vector_kernels(kernel)) {
     if (kernel == KernelSet::avx512_vnni) {
       detail::low_kquant_rows_vnni(w, x, out, out_stride, row_begin, row_end);
+    } else if (kernel == KernelSet::avx_vnni) {
+      detail::low_kquant_rows_avxvnni(w, x, out, out_stride, row_begin, row_end);
     } else {
       detail::low_kquant_rows_avx2(w, x, out, out_stride, row_begin, row_end);
     }

@@ -1,10 +1,12 @@
 // The AVX2 kernels for K-quant weights against q8_K activations
-// (gguf_kquant.hpp's definition), decode and batch alike (KernelSet::avx2).
+// (gguf_kquant.hpp's definition), decode and batch alike (KernelSet::avx2;
+// compiled again for KernelSet::avx_vnni by gguf_kquant_avxvnni.cpp,
+// x86/avx2_body.hpp).
 //
 // Each 32-value run of a super-block is one 256-bit register of codes:
 // vpmaddubsw (code x value into int16 pairs: at most 2 x 63 x 127, so no
-// saturation; Q6_K subtracts 32 x value the same way), then vpmaddwd with the
-// run's sub-block scales gives int32 lane l = the sum over bytes 4l..4l+3,
+// saturation; Q6_K subtracts 32 x value the same way), then vpmaddwd (AVX-VNNI:
+// vpdpwssd) with the run's sub-block scales gives int32 lane l = the sum over bytes 4l..4l+3,
 // the definition's lane l exactly (integer sums, any order). The float steps
 // (one fma per lane and block, the mins' fma, the final sums) are the
 // definition's, in its order: the same bits as the portable loops, and a
@@ -16,16 +18,15 @@
 #include <type_traits>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
-#include "kernels/x86/avx2_lanes.hpp"
+#include "kernels/x86/avx2_body.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
 namespace {
 
 // int16 lanes 0..7 = lo, 8..15 = hi: the scales of a run's two 16-value halves.
-LLAMA_TARGET_AVX2 inline __m256i scale_pair(int16_t lo, int16_t hi) {
+LLAMA_AVX2_BODY inline __m256i scale_pair(int16_t lo, int16_t hi) {
   return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(lo)), _mm_set1_epi16(hi), 1);
 }
 
@@ -33,7 +34,7 @@ LLAMA_TARGET_AVX2 inline __m256i scale_pair(int16_t lo, int16_t hi) {
 // sub-block s; the mins enter whole per block, one scalar fma, as in the
 // definition; Q4_K's in 4 lanes).
 template <typename Block>
-LLAMA_TARGET_AVX2 float q4_5_k_row(const std::byte* row, const Q8KBatch& x, int64_t t) {
+LLAMA_AVX2_BODY float q4_5_k_row(const std::byte* row, const Q8KBatch& x, int64_t t) {
   constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
   const int64_t blocks = x.cols / kQK_K, groups32 = x.cols / 32;
   const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
@@ -74,8 +75,8 @@ LLAMA_TARGET_AVX2 float q4_5_k_row(const std::byte* row, const Q8KBatch& x, int6
       }
       const __m256i plo = _mm256_maddubs_epi16(lo, load32(q + 64 * j));
       const __m256i phi = _mm256_maddubs_epi16(hi, load32(q + 64 * j + 32));
-      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * j])));
-      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * j + 1])));
+      s0 = dot_i16(s0, plo, _mm256_set1_epi16(sc[2 * j]));
+      s1 = dot_i16(s1, phi, _mm256_set1_epi16(sc[2 * j + 1]));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), acc);
   }
@@ -85,7 +86,7 @@ LLAMA_TARGET_AVX2 float q4_5_k_row(const std::byte* row, const Q8KBatch& x, int6
   return hsum8(acc) + ((m[0] + m[2]) + (m[1] + m[3]));
 }
 
-LLAMA_TARGET_AVX2 float q6_k_row(const std::byte* row, const Q8KBatch& x, int64_t t) {
+LLAMA_AVX2_BODY float q6_k_row(const std::byte* row, const Q8KBatch& x, int64_t t) {
   const int64_t blocks = x.cols / kQK_K;
   const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(3);
   const __m256i m32 = _mm256_set1_epi8(32);
@@ -107,11 +108,10 @@ LLAMA_TARGET_AVX2 float q6_k_row(const std::byte* row, const Q8KBatch& x, int64_
         const __m256i p16 =
             _mm256_sub_epi16(_mm256_maddubs_epi16(code, v), _mm256_maddubs_epi16(m32, v));
         const int8_t* s = blk->scales + 8 * h + 2 * k;
-        const __m256i p32 = _mm256_madd_epi16(p16, scale_pair(s[0], s[1]));
         if (k % 2 == 0) {
-          s0 = _mm256_add_epi32(s0, p32);
+          s0 = dot_i16(s0, p16, scale_pair(s[0], s[1]));
         } else {
-          s1 = _mm256_add_epi32(s1, p32);
+          s1 = dot_i16(s1, p16, scale_pair(s[0], s[1]));
         }
       }
     }
@@ -123,9 +123,9 @@ LLAMA_TARGET_AVX2 float q6_k_row(const std::byte* row, const Q8KBatch& x, int64_
 
 }  // namespace
 
-LLAMA_TARGET_AVX2 void kquant_q8_k_rows_avx2(const BlockMatrix& w, const Q8KBatch& x, float* out,
-                                             int64_t out_stride, int64_t row_begin,
-                                             int64_t row_end) {
+LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(kquant_q8_k_rows)(const BlockMatrix& w, const Q8KBatch& x,
+                                                            float* out, int64_t out_stride,
+                                                            int64_t row_begin, int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; ++r) {
     const std::byte* row = w.row(r);
     for (int64_t t = 0; t < x.n; ++t) {

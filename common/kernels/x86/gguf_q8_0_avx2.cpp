@@ -1,9 +1,10 @@
 // q8_0_blocks_matvec_rows (Q8_0 and Q4_0 weights against q8_0 blocks) with
-// AVX2: KernelSet::avx2's body, the portable definition's bits.
+// AVX2: KernelSet::avx2's body, the portable definition's bits (compiled again
+// for KernelSet::avx_vnni by gguf_q8_0_avxvnni.cpp, x86/avx2_body.hpp).
 //
 // Eight rows at a time: per block, each row's int32 dot of 32 products
 // (|w| times x with w's sign, vpmaddubsw into int16 pairs of at most
-// 2 x 128 x 127, no saturation; then vpmaddwd; integer sums are exact in any
+// 2 x 128 x 127, no saturation; then vpmaddwd; AVX-VNNI: vpdpbusd; integer sums are exact in any
 // order), the eight dots reduced into one register's lanes, and each lane
 // then runs its row's fma chain over the blocks in the definition's order.
 // A lane is one row alone, so a row's result does not depend on the others
@@ -14,8 +15,8 @@
 #include <cstring>
 
 #include "kernels/products/gguf_kernels.hpp"
+#include "kernels/x86/avx2_body.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
 namespace {
@@ -24,7 +25,7 @@ constexpr int kRows = 8;
 
 // Block b of a row as 32 int8 values (Q4_0: codes - 8) and its f16 scale.
 template <bool kQ4>
-LLAMA_TARGET_AVX2 inline __m256i block_values(const std::byte* row, int64_t b, uint16_t& d) {
+LLAMA_AVX2_BODY inline __m256i block_values(const std::byte* row, int64_t b, uint16_t& d) {
   if constexpr (kQ4) {
     const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ4_0));
     std::memcpy(&d, blk, 2);
@@ -41,13 +42,12 @@ LLAMA_TARGET_AVX2 inline __m256i block_values(const std::byte* row, int64_t b, u
 }
 
 // 8 int32 lanes whose sum is w . x over 32 bytes (x within +-127).
-LLAMA_TARGET_AVX2 inline __m256i dot32(__m256i w, __m256i x) {
-  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+LLAMA_AVX2_BODY inline __m256i dot32(__m256i w, __m256i x) {
+  return dot_u8i8(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
 }
 
 // Lane i = the sum of v[i]'s 8 lanes.
-LLAMA_TARGET_AVX2 inline __m256i reduce8(const __m256i (&v)[kRows]) {
+LLAMA_AVX2_BODY inline __m256i reduce8(const __m256i (&v)[kRows]) {
   const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
   const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
   return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
@@ -55,8 +55,8 @@ LLAMA_TARGET_AVX2 inline __m256i reduce8(const __m256i (&v)[kRows]) {
 }
 
 template <bool kQ4>
-LLAMA_TARGET_AVX2 void rows8(float* out, const BlockMatrix& w, const Q8View& x, int64_t r0,
-                             int64_t n) {
+LLAMA_AVX2_BODY void rows8(float* out, const BlockMatrix& w, const Q8View& x, int64_t r0,
+                           int64_t n) {
   const int64_t blocks = w.cols / kQK;
   const std::byte* row[kRows];
   for (int i = 0; i < kRows; ++i) row[i] = w.row(r0 + std::min<int64_t>(i, n - 1));
@@ -81,9 +81,11 @@ LLAMA_TARGET_AVX2 void rows8(float* out, const BlockMatrix& w, const Q8View& x, 
 
 }  // namespace
 
-LLAMA_TARGET_AVX2 void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w,
-                                                    const Q8View& x, int64_t row_begin,
-                                                    int64_t row_end) {
+LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(q8_0_blocks_matvec_rows)(std::span<float> out,
+                                                                   const BlockMatrix& w,
+                                                                   const Q8View& x,
+                                                                   int64_t row_begin,
+                                                                   int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; r += kRows) {
     const int64_t n = std::min<int64_t>(kRows, row_end - r);
     float* o = out.data() + (r - row_begin);

@@ -1,9 +1,11 @@
 // The AVX2 matrix-vector kernel for GGUF Q5_0, Q4_1 and Q5_1 rows (decode,
-// and the batch, which runs it per vector): KernelSet::avx2's body, the
+// and the batch, which runs it per vector): KernelSet::avx2's body (compiled
+// again for KernelSet::avx_vnni by legacy_avxvnni.cpp, x86/avx2_body.hpp), the
 // portable kernel's operations (kernels/products/legacy_products.cpp) in
 // 256-bit registers, so its bits. A block's 32 codes become 32 u8 in value
 // order (the nibbles, the fifth bits spread from qh); vpmaddubsw against x's
 // 32 int8 (pairs of at most 2 x 31 x 128: no saturation) and vpmaddwd by 1
+// (AVX-VNNI: vpdpbusd)
 // give the eight int32 lanes of four values each (Q5_0: minus 16 times the
 // lane's sum of x, its codes being value + 16), and the lanes' chains advance
 // by one FMA with d_w * d_x; the row ends with hsum_float_8's additions and
@@ -13,15 +15,15 @@
 #include <cstring>
 
 #include "kernels/products/legacy_kernels.hpp"
+#include "kernels/x86/avx2_body.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
 namespace {
 
 // 0xFF in byte j where bit j of the 32 bits is set, else 0.
-LLAMA_TARGET_AVX2 inline __m256i spread_bits(uint32_t bits) {
+LLAMA_AVX2_BODY inline __m256i spread_bits(uint32_t bits) {
   // Byte j takes byte j / 8 of `bits`, then keeps bit j % 8 of it.
   const __m256i which = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2,
                                          2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
@@ -31,12 +33,12 @@ LLAMA_TARGET_AVX2 inline __m256i spread_bits(uint32_t bits) {
 }
 
 // Eight int32 lanes: lane l = sum of u[j] * x[j] over j in 4l .. 4l + 3.
-LLAMA_TARGET_AVX2 inline __m256i lanes_of(__m256i u, __m256i x) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+LLAMA_AVX2_BODY inline __m256i lanes_of(__m256i u, __m256i x) {
+  return dot_u8i8(_mm256_setzero_si256(), u, x);
 }
 
-LLAMA_TARGET_AVX2 float row_avx2(BlockKind kind, const std::byte* row, const int8_t* xv,
-                                 const float* xs, int64_t blocks) {
+LLAMA_AVX2_BODY float row_avx2(BlockKind kind, const std::byte* row, const int8_t* xv,
+                               const float* xs, int64_t blocks) {
   const bool q5 = kind != BlockKind::q4_1, with_min = kind != BlockKind::q5_0;
   const int64_t bytes = block_bytes(kind), per_block = with_min ? 2 : 1;
   const int64_t qs_at = bytes - 16, qh_at = with_min ? 4 : 2;
@@ -76,9 +78,11 @@ LLAMA_TARGET_AVX2 float row_avx2(BlockKind kind, const std::byte* row, const int
 
 }  // namespace
 
-LLAMA_TARGET_AVX2 void legacy_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w,
-                                                      const Q8View& x, int64_t row_begin,
-                                                      int64_t row_end) {
+LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(legacy_blocks_matvec_rows)(std::span<float> out,
+                                                                     const BlockMatrix& w,
+                                                                     const Q8View& x,
+                                                                     int64_t row_begin,
+                                                                     int64_t row_end) {
   const int64_t blocks = w.cols / kQK;
   for (int64_t r = row_begin; r < row_end; ++r) {
     out[static_cast<size_t>(r - row_begin)] =

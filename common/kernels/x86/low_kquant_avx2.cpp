@@ -1,11 +1,12 @@
 // The AVX2 kernel for Q3_K and Q2_K weights against q8_K activations
 // (low_kquant_products.hpp's definition), decode and batch alike
-// (KernelSet::avx2).
+// (KernelSet::avx2; compiled again for KernelSet::avx_vnni by
+// low_kquant_avxvnni.cpp, x86/avx2_body.hpp).
 //
 // Each 32-value run k of a super-block is one 256-bit register of codes (Q3_K's
 // biased by 4 to [0, 7]: bit k of hmask adds 4; Q2_K's in [0, 3]): vpmaddubsw
 // (code x value into int16 pairs: at most 2 x 7 x 128, no saturation; Q3_K
-// subtracts 4 x value the same way), then vpmaddwd with the run's two
+// subtracts 4 x value the same way), then vpmaddwd (AVX-VNNI: vpdpwssd) with the run's two
 // sub-block scales gives int32 lane l = the sum over bytes 4l..4l+3 of the
 // run, the definition's lane l exactly (integer sums, any order). The float
 // steps (Q2_K's mins fma, then one fma per lane and block, the final sums)
@@ -16,17 +17,16 @@
 #include <type_traits>
 
 #include "kernels/products/low_kquant_kernels.hpp"
-#include "kernels/x86/avx2_lanes.hpp"
+#include "kernels/x86/avx2_body.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
-#include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama::detail {
 namespace {
 
 // Q3_K (kThree) or Q2_K: row `row` against vector t.
 template <bool kThree>
-LLAMA_TARGET_AVX2 float row_dot(const std::byte* row, const LowKBatch& x, int64_t t) {
+LLAMA_AVX2_BODY float row_dot(const std::byte* row, const LowKBatch& x, int64_t t) {
   using Block = std::conditional_t<kThree, BlockQ3_K, BlockQ2_K>;
   const int64_t blocks = x.cols / kQK_K, groups16 = x.cols / 16;
   const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
@@ -69,7 +69,7 @@ LLAMA_TARGET_AVX2 float row_dot(const std::byte* row, const LowKBatch& x, int64_
         if constexpr (kThree) p16 = _mm256_sub_epi16(p16, _mm256_maddubs_epi16(four, v));
         const __m256i scale = _mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_set1_epi16(sc[2 * k])), _mm_set1_epi16(sc[2 * k + 1]), 1);
-        s[k % 2] = _mm256_add_epi32(s[k % 2], _mm256_madd_epi16(p16, scale));
+        s[k % 2] = dot_i16(s[k % 2], p16, scale);
       }
     }
     const float d = d8 * _cvtsh_ss(blk->d);
@@ -80,9 +80,9 @@ LLAMA_TARGET_AVX2 float row_dot(const std::byte* row, const LowKBatch& x, int64_
 
 }  // namespace
 
-LLAMA_TARGET_AVX2 void low_kquant_rows_avx2(const BlockMatrix& w, const LowKBatch& x, float* out,
-                                            int64_t out_stride, int64_t row_begin,
-                                            int64_t row_end) {
+LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(low_kquant_rows)(const BlockMatrix& w, const LowKBatch& x,
+                                                           float* out, int64_t out_stride,
+                                                           int64_t row_begin, int64_t row_end) {
   const bool three = w.kind == BlockKind::q3_k;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const std::byte* row = w.row(r);

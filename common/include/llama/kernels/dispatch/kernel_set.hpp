@@ -3,20 +3,30 @@
 // this CPU's vector kernels: avx512_vnni (AVX-512 with VNNI for the int8
 // products, the AVX-512 row kernels for GGUF blocks and bf16/f16) or avx2
 // (x86-64-v3: AVX2, FMA, F16C; the GGUF integer dots in 256-bit registers, the
-// portable loops for the products it has no body for). Every product entry
-// point (product_table.hpp) takes one; every set gives the same bits.
+// portable loops for the products it has no body for) or avx_vnni (the avx2
+// set's bodies compiled with AVX-VNNI's vpdpbusd/vpdpwssd besides). Every
+// product entry point (product_table.hpp) takes one; every set gives the same
+// bits.
 #pragma once
 
 namespace llama {
 
-enum class KernelSet { portable, avx512_vnni, avx2 };
-const char* to_string(KernelSet kernel);  // "portable", "avx512-vnni", "avx2"
+enum class KernelSet { portable, avx512_vnni, avx2, avx_vnni };
+// "portable", "avx512-vnni", "avx2", "avx-vnni"
+const char* to_string(KernelSet kernel);
 // True when the set was compiled in and this CPU can run it.
 bool kernel_set_available(KernelSet kernel);
 // The fastest available set: avx512_vnni at the avx512 level on a CPU with
-// VNNI, else avx2 at a level of avx2 or above, else portable.
-// LLAMA_Q8_KERNEL=portable in the environment forces the portable one (to
-// compare them end to end), and LLAMA_CPU_LEVEL lowers the level.
+// VNNI, else at a level of avx2 or above avx_vnni on a CPU with AVX-VNNI or
+// avx2, else portable. LLAMA_Q8_KERNEL=portable in the environment forces the
+// portable one and LLAMA_Q8_KERNEL=avx2 the plain AVX2 bodies instead of
+// avx_vnni (to compare them end to end); LLAMA_CPU_LEVEL lowers the level.
 KernelSet best_kernel_set();
+
+// Whether the set runs the avx2 set's bodies (avx2 and avx_vnni: the same
+// source compiled with and without AVX-VNNI).
+inline bool runs_avx2_bodies(KernelSet kernel) {
+  return kernel == KernelSet::avx2 || kernel == KernelSet::avx_vnni;
+}
 
 }  // namespace llama

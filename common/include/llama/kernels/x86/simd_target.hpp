@@ -9,6 +9,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 // x86-64-v3.
 #define LLAMA_TARGET_AVX2 __attribute__((target("avx2,fma,f16c,bmi,bmi2,lzcnt,movbe,popcnt")))
+// x86-64-v3 with AVX-VNNI (the VEX vpdpbusd/vpdpwssd): KernelSet::avx_vnni.
+#define LLAMA_TARGET_AVX2_VNNI \
+  __attribute__((target("avx2,fma,f16c,bmi,bmi2,lzcnt,movbe,popcnt,avxvnni")))
 // x86-64-v4.
 #define LLAMA_TARGET_AVX512                                                        \
   __attribute__((                                                                  \
@@ -17,6 +20,7 @@
 #define LLAMA_HAVE_X86_TARGETS 1
 #else
 #define LLAMA_TARGET_AVX2
+#define LLAMA_TARGET_AVX2_VNNI
 #define LLAMA_TARGET_AVX512
 #define LLAMA_HAVE_X86_TARGETS 0
 #endif

@@ -1,0 +1,66 @@
+// Private to the x86 kernels: what KernelSet::avx2's bodies are written in.
+// Each body source compiles twice: as itself for AVX2 (FMA, F16C), and
+// through a one-line wrapper (x86/*_avxvnni.cpp) that sets
+// LLAMA_AVX2_BODY_VNNI to 1 before including it, for AVX2 with AVX-VNNI
+// (KernelSet::avx_vnni). GCC inlines no intrinsic across target attributes,
+// so a body templated on its lane operations would still need one copy per
+// target; the preprocessor makes that copy. The two compilations differ only
+// in dot_u8i8 and dot_i16, whose int32 sums are exact either way: the same
+// bits. Everything here has internal linkage, being compiled per target.
+#pragma once
+
+#include <immintrin.h>
+
+#include "llama/kernels/x86/simd_target.hpp"
+
+#ifndef LLAMA_AVX2_BODY_VNNI
+#define LLAMA_AVX2_BODY_VNNI 0
+#endif
+
+#if LLAMA_AVX2_BODY_VNNI
+// The target of a body's functions, and its entry points' names.
+#define LLAMA_AVX2_BODY LLAMA_TARGET_AVX2_VNNI
+#define LLAMA_AVX2_BODY_NAME(name) name##_avxvnni
+#else
+#define LLAMA_AVX2_BODY LLAMA_TARGET_AVX2
+#define LLAMA_AVX2_BODY_NAME(name) name##_avx2
+#endif
+
+namespace llama::detail {
+namespace {
+
+// ggml's hsum_float_8 of 8 lanes: ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
+LLAMA_AVX2_BODY inline float hsum8(__m256 v) {
+  alignas(32) float a[8];
+  _mm256_store_ps(a, v);
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+// 32 bytes from p, unaligned.
+LLAMA_AVX2_BODY inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// acc + in int32 lane l the products u[j] * x[j] (u8 x i8) over j in 4l .. 4l + 3.
+// Each pair of products must fit in int16: AVX2 adds pairs there first
+// (vpmaddubsw, saturating), then vpmaddwd by 1; AVX-VNNI's vpdpbusd does not.
+LLAMA_AVX2_BODY inline __m256i dot_u8i8(__m256i acc, __m256i u, __m256i x) {
+#if LLAMA_AVX2_BODY_VNNI
+  return _mm256_dpbusd_avx_epi32(acc, u, x);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)));
+#endif
+}
+
+// acc + in int32 lane l a[2l] * b[2l] + a[2l + 1] * b[2l + 1] (int16):
+// vpmaddwd and vpaddd, or AVX-VNNI's vpdpwssd.
+LLAMA_AVX2_BODY inline __m256i dot_i16(__m256i acc, __m256i a, __m256i b) {
+#if LLAMA_AVX2_BODY_VNNI
+  return _mm256_dpwssd_avx_epi32(acc, a, b);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
+}  // namespace
+}  // namespace llama::detail
