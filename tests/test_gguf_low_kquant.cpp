@@ -1,5 +1,5 @@
 // Q3_K and Q2_K products with q8_K activations (kernels/products/
-// low_kquant_products.hpp): against a plain integer loop over codes unpacked
+// gguf_kquant.hpp): against a plain integer loop over codes unpacked
 // as ggml's dequantize_row_q3_K / q2_K walk them (exactly, where the float
 // steps are exact, else within rounding of the exact sum), the VNNI kernel
 // against the portable loops bit for bit over odd row ranges and batches of
@@ -14,7 +14,6 @@
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
 #include "llama/kernels/products/gguf_kquant.hpp"
-#include "llama/kernels/products/low_kquant_products.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
@@ -175,7 +174,7 @@ TEST_CASE("Q3_K, Q2_K q8_K products: exactly the integer loop where the float st
     REQUIRE(x.d[0] == 1.0f);
     for (llama::KernelSet k : kernel_sets()) {
       std::vector<float> out(3);
-      llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, 512, 0), 0, 3, k);
+      llama::kquant_q8_k_matvec_rows(out, w, vector_of(x, 512, 0), 0, 3, k);
       for (int64_t r = 0; r < 3; ++r) {
         double mag;
         CHECK(out[static_cast<size_t>(r)] ==
@@ -196,8 +195,8 @@ TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, VNNI the 
     const Q8K x = quantize(random_vector(n * cols, 5));
     std::vector<std::vector<float>> decode(n, std::vector<float>(rows));
     for (int64_t t = 0; t < n; ++t) {
-      llama::low_kquant_q8_k_matvec_rows(decode[t], w, vector_of(x, cols, t), 0, rows,
-                                         llama::KernelSet::portable);
+      llama::kquant_q8_k_matvec_rows(decode[t], w, vector_of(x, cols, t), 0, rows,
+                                     llama::KernelSet::portable);
       for (int64_t r = 0; r < rows; ++r) {
         double mag;
         const double exact = int_loop_dot(kind, w.row(r), cols, x, t, &mag);
@@ -209,7 +208,7 @@ TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, VNNI the 
       for (int64_t t = 0; t < n; ++t) {
         // Decode over an odd row range: each row the bits of the whole range's.
         std::vector<float> out(rows - 3);
-        llama::low_kquant_q8_k_matvec_rows(out, w, vector_of(x, cols, t), 3, rows, k);
+        llama::kquant_q8_k_matvec_rows(out, w, vector_of(x, cols, t), 3, rows, k);
         for (int64_t r = 3; r < rows; ++r) CHECK(out[r - 3] == decode[t][r]);
       }
       for (int64_t m = 1; m <= n; ++m) {  // batches of 1..11 vectors: passes of 8 and the rest
@@ -218,7 +217,7 @@ TEST_CASE("Q3_K, Q2_K q8_K products: within rounding of the exact sum, VNNI the 
                                    cols,
                                    256};
         std::vector<float> out(static_cast<size_t>(m * rows), -1.0f);
-        llama::low_kquant_q8_k_matmat_rows(out, rows, w, b, 2, rows - 1, k);
+        llama::kquant_q8_k_matmat_rows(out, rows, w, b, 2, rows - 1, k);
         for (int64_t t = 0; t < m; ++t) {
           for (int64_t r = 2; r < rows - 1; ++r) CHECK(out[t * rows + r] == decode[t][r]);
         }
@@ -234,14 +233,14 @@ TEST_CASE("Q3_K, Q2_K q8_K products: other weights and mismatched inputs are ref
   std::vector<int8_t> v(512);
   std::vector<float> d(2), out(2);
   const auto portable = llama::KernelSet::portable;
-  CHECK_THROWS_AS(llama::low_kquant_q8_k_matvec_rows(out, w, {v, d, 256}, 0, 2, portable),
+  CHECK_THROWS_AS(llama::kquant_q8_k_matvec_rows(out, w, {v, d, 256}, 0, 2, portable),
                   llama::Error);
-  CHECK_THROWS_AS(llama::low_kquant_q8_k_matvec_rows(
+  CHECK_THROWS_AS(llama::kquant_q8_k_matvec_rows(
                       out, w, {std::span(v).first(256), std::span(d).first(1), 32}, 0, 2, portable),
                   llama::Error);
-  const BlockMatrix q4k{std::span(bytes).first(144), 1, 256, BlockKind::q4_k};
+  const BlockMatrix q40{std::span(bytes).first(18), 1, 32, BlockKind::q4_0};
   CHECK_THROWS_AS(
-      llama::low_kquant_q8_k_matvec_rows(
-          out, q4k, {std::span(v).first(256), std::span(d).first(1), 256}, 0, 1, portable),
+      llama::kquant_q8_k_matvec_rows(out, q40, {std::span(v).first(32), std::span(d).first(1), 32},
+                                     0, 1, portable),
       llama::Error);
 }

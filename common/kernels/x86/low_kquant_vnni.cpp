@@ -1,5 +1,5 @@
 // The AVX-512 VNNI kernel for Q3_K and Q2_K weights against q8_K activations
-// (low_kquant_products.hpp's definition), decode and batch alike.
+// (gguf_kquant.hpp's definition), decode and batch alike.
 //
 // A row's super-block is unpacked once into 4 registers of 64 codes (register
 // j: runs 2j and 2j + 1 of 32 values in its 256-bit halves; Q3_K's codes
@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/products/low_kquant_kernels.hpp"
+#include "kernels/products/gguf_kquant_kernels.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
 
 namespace llama::detail {
@@ -79,7 +79,7 @@ inline __m128i q3_k_scales(const uint8_t* packed) {
 }
 
 template <int N, bool kThree>
-LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64_t t0, float* out,
+LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const Q8KBatch& x, int64_t t0, float* out,
                                  int64_t out_stride) {
   using Block = std::conditional_t<kThree, BlockQ3_K, BlockQ2_K>;
   const int64_t blocks = x.cols / kQK_K, groups16 = x.cols / 16;
@@ -129,7 +129,7 @@ LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64
       const float d8 = x.d[(t0 + t) * blocks + b];
       if constexpr (!kThree) {
         const __m256i bsums = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(x.sums + (t0 + t) * groups16 + 16 * b));
+            reinterpret_cast<const __m256i*>(x.bsums + (t0 + t) * groups16 + 16 * b));
         const __m256i prod = _mm256_madd_epi16(mins16, bsums);
         acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(-d8 * wmin), _mm256_cvtepi32_ps(prod), acc[t]);
       }
@@ -141,7 +141,7 @@ LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64
 }
 
 template <int N>
-LLAMA_LOWK_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, const LowKBatch& x,
+LLAMA_LOWK_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, const Q8KBatch& x,
                                   int64_t t0, float* out, int64_t out_stride) {
   if (w.kind == BlockKind::q3_k) {
     row_vectors<N, true>(row, x, t0, out, out_stride);
@@ -150,8 +150,8 @@ LLAMA_LOWK_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, co
   }
 }
 
-using KindVectors = void (*)(const BlockMatrix&, const std::byte*, const LowKBatch&, int64_t,
-                             float*, int64_t);
+using KindVectors = void (*)(const BlockMatrix&, const std::byte*, const Q8KBatch&, int64_t, float*,
+                             int64_t);
 template <size_t... N>
 constexpr std::array<KindVectors, sizeof...(N)> rest_table(std::index_sequence<N...>) {
   return {kind_vectors<(N == 0 ? 1 : static_cast<int>(N))>...};
@@ -161,7 +161,7 @@ constexpr auto kRest = rest_table(std::make_index_sequence<kMaxVectors>());
 
 }  // namespace
 
-LLAMA_LOWK_VNNI void low_kquant_rows_vnni(const BlockMatrix& w, const LowKBatch& x, float* out,
+LLAMA_LOWK_VNNI void low_kquant_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out,
                                           int64_t out_stride, int64_t row_begin, int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; ++r) {
     const std::byte* row = w.row(r);
