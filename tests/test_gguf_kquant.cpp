@@ -1,62 +1,38 @@
 // K-quant products with q8_K activations (kernels/products/gguf_kquant.hpp):
-// the quantizer against hand-checked blocks and across SIMD levels, the dot
-// products against a plain integer loop (exactly, where the float steps are
-// exact) and within rounding of the exact sum, the VNNI kernels against the
-// portable ones bit for bit, and the batch against one vector at a time.
+// the quantizer against hand-checked blocks and across SIMD levels, and for
+// every K type (Q2_K..Q6_K) the dot products against a plain integer loop
+// over codes unpacked as ggml's dequantize_row_q*_K walk them (exactly, where
+// the float steps are exact, else within rounding of the exact sum), every
+// kernel set against the portable loops bit for bit over odd row ranges, the
+// batch against one vector at a time, and the refusals.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
-#include <type_traits>
+#include <utility>
 
+#include "kquant_blocks.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/kernel_set.hpp"
-#include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
 #include "llama/kernels/products/gguf_kquant.hpp"
 #include "test_support.hpp"
 
 using llama::BlockKind;
 using llama::BlockMatrix;
+using llama::test::Q8K;
 
 namespace {
 
-struct Q8K {
-  std::vector<int8_t> values;  // i8 [n]
-  std::vector<float> d;        // f32 [n / 256]
-};
+constexpr BlockKind kKinds[] = {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k, BlockKind::q3_k,
+                                BlockKind::q2_k};
 
 Q8K quantize(const std::vector<float>& x, llama::SimdLevel level = llama::SimdLevel::portable) {
   Q8K q{std::vector<int8_t>(x.size()), std::vector<float>(x.size() / 256)};
   llama::quantize_activations_q8_k(x, q.values, q.d, level);
   return q;
-}
-
-// Random K-quant blocks: random bytes, f16 scales of moderate size (the scale
-// bytes random too, so every 6-bit scale and min and every sign occurs).
-std::vector<std::byte> random_blocks(BlockKind kind, int64_t rows, int64_t cols, uint32_t seed,
-                                     float scale = 1.0f) {
-  const BlockMatrix shape{{}, rows, cols, kind};
-  std::vector<std::byte> b(static_cast<size_t>(rows * shape.row_bytes()));
-  std::mt19937 rng(seed);
-  for (auto& x : b) x = static_cast<std::byte>(rng());
-  auto put = [&](size_t at) {
-    const uint16_t h = llama::f32_to_f16(
-        scale * std::ldexp(static_cast<float>(rng() % 1000 + 1), -12) * (rng() % 2 ? 1.0f : -1.0f));
-    std::memcpy(b.data() + at, &h, 2);
-  };
-  const int64_t bb = llama::block_bytes(kind);
-  for (size_t at = 0; at < b.size(); at += static_cast<size_t>(bb)) {
-    if (kind != BlockKind::q6_k) {
-      put(at);
-      put(at + 2);
-    } else {
-      put(at + 208);
-    }
-  }
-  return b;
 }
 
 std::vector<float> random_vector(int64_t n, uint32_t seed) {
@@ -67,91 +43,31 @@ std::vector<float> random_vector(int64_t n, uint32_t seed) {
   return v;
 }
 
-// A weight block's integer codes and scales: value = d * scale[s] * code -
-// dmin * min[s] (Q4_K, sub-blocks of 32) or d * scale[s] * code (Q6_K, codes
-// - 32, sub-blocks of 16), from the dequantization's layout.
-struct IntBlock {
-  int32_t code[256];
-  int32_t scale[16];
-  int32_t min[16] = {};
-  float d, dmin = 0;
-  int per;  // values per sub-block
-};
-
-// Q4_K and Q5_K: the same scales, mins and nibbles; Q5_K's fifth bit from qh.
-template <typename Block>
-IntBlock int_block_4_5(const std::byte* p) {
-  IntBlock o{};
-  Block b;
-  std::memcpy(&b, p, sizeof b);
-  o.per = 32;
-  o.d = llama::f16_to_f32(b.d);
-  o.dmin = llama::f16_to_f32(b.dmin);
-  for (int s = 0; s < 8; ++s) {
-    uint8_t sc, m;
-    llama::q4_k_scale_min(b.scales, s, sc, m);
-    o.scale[s] = sc;
-    o.min[s] = m;
-  }
-  for (int j = 0; j < 4; ++j) {
-    for (int i = 0; i < 32; ++i) {
-      o.code[64 * j + i] = b.qs[32 * j + i] & 15;
-      o.code[64 * j + 32 + i] = b.qs[32 * j + i] >> 4;
-      if constexpr (std::is_same_v<Block, llama::BlockQ5_K>) {
-        o.code[64 * j + i] += 16 * ((b.qh[i] >> (2 * j)) & 1);
-        o.code[64 * j + 32 + i] += 16 * ((b.qh[i] >> (2 * j + 1)) & 1);
-      }
-    }
-  }
-  return o;
-}
-
-IntBlock int_block(BlockKind kind, const std::byte* p) {
-  if (kind == BlockKind::q4_k) return int_block_4_5<llama::BlockQ4_K>(p);
-  if (kind == BlockKind::q5_k) return int_block_4_5<llama::BlockQ5_K>(p);
-  IntBlock o{};
-  llama::BlockQ6_K b;
-  std::memcpy(&b, p, sizeof b);
-  o.per = 16;
-  o.d = llama::f16_to_f32(b.d);
-  for (int s = 0; s < 16; ++s) o.scale[s] = b.scales[s];
-  for (int h = 0; h < 2; ++h) {
-    for (int i = 0; i < 32; ++i) {
-      const uint8_t* ql = b.ql + 64 * h;
-      const int qh = b.qh[32 * h + i];
-      o.code[128 * h + i] = ((ql[i] & 15) | ((qh & 3) << 4)) - 32;
-      o.code[128 * h + 32 + i] = ((ql[i + 32] & 15) | (((qh >> 2) & 3) << 4)) - 32;
-      o.code[128 * h + 64 + i] = ((ql[i] >> 4) | (((qh >> 4) & 3) << 4)) - 32;
-      o.code[128 * h + 96 + i] = ((ql[i + 32] >> 4) | (((qh >> 6) & 3) << 4)) - 32;
-    }
-  }
-  return o;
-}
-
-// A row's product as plain integer sums per block, combined in double: the
-// exact value of the definition's terms.
-double int_loop_dot(BlockKind kind, const std::byte* row, int64_t cols, const Q8K& x,
-                    double* magnitude) {
-  double sum = 0, mag = 0;
-  for (int64_t b = 0; b < cols / 256; ++b) {
-    const IntBlock w = int_block(kind, row + b * llama::block_bytes(kind));
-    int64_t scaled = 0, mins = 0;
-    for (int j = 0; j < 256; ++j) {
-      const int32_t q = x.values[static_cast<size_t>(256 * b + j)];
-      scaled += int64_t{w.scale[j / w.per]} * w.code[j] * q;
-      mins += int64_t{w.min[j / w.per]} * q;
-    }
-    const double d8 = x.d[static_cast<size_t>(b)];
-    sum += d8 * w.d * static_cast<double>(scaled) - d8 * w.dmin * static_cast<double>(mins);
-    mag += std::fabs(d8 * w.d * static_cast<double>(scaled)) +
-           std::fabs(d8 * w.dmin * static_cast<double>(mins));
-  }
-  *magnitude = mag;
-  return sum;
-}
-
 std::vector<llama::KernelSet> kernel_sets() {
   return llama::test::runnable_kernel_sets("q8_K products");
+}
+
+// Vector t of x's n vectors of `cols` values.
+llama::Q8View vector_of(const Q8K& x, int64_t cols, int64_t t) {
+  return {{x.values.data() + t * cols, static_cast<size_t>(cols)},
+          {x.d.data() + t * cols / 256, static_cast<size_t>(cols / 256)},
+          256};
+}
+
+// Every kernel set's decode of each row of w (of 512 columns) against vector 0
+// of x equals the integer loop's value rounded once: for inputs whose float
+// steps are exact.
+void check_exact(const BlockMatrix& w, const Q8K& x) {
+  for (llama::KernelSet k : kernel_sets()) {
+    INFO(llama::to_string(k));
+    std::vector<float> out(static_cast<size_t>(w.rows));
+    llama::kquant_q8_k_matvec_rows(out, w, vector_of(x, 512, 0), 0, w.rows, k);
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double mag;
+      CHECK(out[static_cast<size_t>(r)] ==
+            static_cast<float>(llama::test::int_loop_dot(w.kind, w.row(r), 512, x, 0, &mag)));
+    }
+  }
 }
 
 }  // namespace
@@ -230,34 +146,56 @@ TEST_CASE("q8_K: every SIMD level quantizes with the portable bits", "[gguf][ker
 
 TEST_CASE("q8_K products: exactly the integer loop where the float steps are exact",
           "[gguf][kernels][q8k]") {
-  // Weights with d = dmin = 1 and x's d a power of two: every product and sum
-  // of the definition is an exact float, so the result is the integer loop's.
-  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k}) {
+  // Weights with d = dmin = 1 and x's d 1: every product and sum of the
+  // definition is an exact float, so the result is the integer loop's.
+  for (BlockKind kind : kKinds) {
     INFO(llama::to_string(kind));
-    auto bytes = random_blocks(kind, 3, 512, 7);
+    auto bytes = llama::test::random_kquant_blocks(kind, 3, 512, 7);
     const uint16_t one = llama::f32_to_f16(1.0f);
-    for (size_t at = 0; at < bytes.size(); at += static_cast<size_t>(llama::block_bytes(kind))) {
-      if (kind != BlockKind::q6_k) {
-        std::memcpy(bytes.data() + at, &one, 2);
-        std::memcpy(bytes.data() + at + 2, &one, 2);
-      } else {
-        std::memcpy(bytes.data() + at + 208, &one, 2);
+    const auto bb = static_cast<size_t>(llama::block_bytes(kind));
+    for (size_t at = 0; at < bytes.size(); at += bb) {
+      for (size_t f : llama::test::kquant_scale_fields(kind)) {
+        std::memcpy(bytes.data() + at + f, &one, 2);
       }
     }
     const BlockMatrix w{bytes, 3, 512, kind};
     std::vector<float> xf(512);
-    for (size_t i = 0; i < xf.size(); ++i)
+    for (size_t i = 0; i < xf.size(); ++i) {
       xf[i] = static_cast<float>(static_cast<int>(i % 255) - 127);
+    }
     const Q8K x = quantize(xf);
     REQUIRE(x.d[0] == 1.0f);  // max -127 at index 0: iscale 1
-    for (llama::KernelSet k : kernel_sets()) {
-      std::vector<float> out(3);
-      llama::kquant_q8_k_matvec_rows(out, w, {x.values, x.d, 256}, 0, 3, k);
-      for (int64_t r = 0; r < 3; ++r) {
-        double mag;
-        CHECK(out[static_cast<size_t>(r)] ==
-              static_cast<float>(int_loop_dot(kind, w.row(r), 512, x, &mag)));
+    check_exact(w, x);
+  }
+}
+
+TEST_CASE("Q3_K, Q2_K q8_K products: the extreme codes and values do not saturate",
+          "[gguf][kernels][q8k]") {
+  // Every code at its largest magnitude (Q3_K: -4 with every high bit clear,
+  // Q2_K: 3) and the largest scales against values of -128 and 127, with unit
+  // float scales: the integer loop's sums exactly, in every kernel set (the
+  // AVX2 bodies' int16 pair sums must not saturate).
+  for (BlockKind kind : {BlockKind::q3_k, BlockKind::q2_k}) {
+    INFO(llama::to_string(kind));
+    const BlockMatrix shape{{}, 2, 512, kind};
+    std::vector<std::byte> bytes(static_cast<size_t>(2 * shape.row_bytes()));
+    const auto bb = static_cast<size_t>(llama::block_bytes(kind));
+    const uint16_t one = llama::f32_to_f16(1.0f);
+    for (size_t at = 0; at < bytes.size(); at += bb) {
+      if (kind == BlockKind::q3_k) {  // hmask 0, qs 0 (codes -4), scales -32 (bytes 0)
+        std::memset(bytes.data() + at, 0, bb);
+      } else {  // codes 3, scales and mins 15
+        std::memset(bytes.data() + at, 0xFF, bb);
       }
+      for (size_t f : llama::test::kquant_scale_fields(kind)) {
+        std::memcpy(bytes.data() + at + f, &one, 2);
+      }
+    }
+    const BlockMatrix w{bytes, 2, 512, kind};
+    for (int8_t low : {int8_t{-128}, int8_t{127}}) {
+      Q8K x{std::vector<int8_t>(512), std::vector<float>(2, 1.0f)};
+      for (size_t i = 0; i < x.values.size(); ++i) x.values[i] = i % 5 == 4 ? 127 : low;
+      check_exact(w, x);
     }
   }
 }
@@ -265,45 +203,44 @@ TEST_CASE("q8_K products: exactly the integer loop where the float steps are exa
 TEST_CASE("q8_K products: within rounding of the exact sum, every kernel set the portable bits",
           "[gguf][kernels][q8k]") {
   const std::vector<llama::KernelSet> kernels = kernel_sets();
-  for (BlockKind kind : {BlockKind::q4_k, BlockKind::q5_k, BlockKind::q6_k}) {
+  for (BlockKind kind : kKinds) {
     INFO(llama::to_string(kind));
     constexpr int64_t rows = 37, cols = 256 * 6, n = 11;
-    const auto bytes = random_blocks(kind, rows, cols, 11);
+    const auto bytes = llama::test::random_kquant_blocks(kind, rows, cols, 11);
     const BlockMatrix w{bytes, rows, cols, kind};
-    const std::vector<float> xf = random_vector(n * cols, 5);
-    const Q8K x = quantize(xf);
+    const Q8K x = quantize(random_vector(n * cols, 5));
     std::vector<std::vector<float>> decode(n, std::vector<float>(rows));
     for (int64_t t = 0; t < n; ++t) {
-      const llama::Q8View v{
-          {x.values.data() + t * cols, cols}, {x.d.data() + t * cols / 256, cols / 256}, 256};
-      llama::kquant_q8_k_matvec_rows(decode[t], w, v, 0, rows, llama::KernelSet::portable);
-      Q8K one{{x.values.begin() + t * cols, x.values.begin() + (t + 1) * cols},
-              {x.d.begin() + t * cols / 256, x.d.begin() + (t + 1) * cols / 256}};
+      llama::kquant_q8_k_matvec_rows(decode[t], w, vector_of(x, cols, t), 0, rows,
+                                     llama::KernelSet::portable);
       for (int64_t r = 0; r < rows; ++r) {
         double mag;
-        const double exact = int_loop_dot(kind, w.row(r), cols, one, &mag);
+        const double exact = llama::test::int_loop_dot(kind, w.row(r), cols, x, t, &mag);
         CHECK(std::fabs(decode[t][r] - exact) <= 64 * 6e-8 * mag);
       }
     }
     for (llama::KernelSet k : kernels) {
       INFO(llama::to_string(k));
-      for (int64_t t = 0; t < n; ++t) {
-        // Decode over an odd row range: each row the bits of the whole range's.
-        const llama::Q8View v{
-            {x.values.data() + t * cols, cols}, {x.d.data() + t * cols / 256, cols / 256}, 256};
-        std::vector<float> out(rows - 3);
-        llama::kquant_q8_k_matvec_rows(out, w, v, 3, rows, k);
-        for (int64_t r = 3; r < rows; ++r) CHECK(out[r - 3] == decode[t][r]);
+      // Decode over odd row ranges: each row the bits of the whole range's.
+      for (auto [begin, end] : {std::pair<int64_t, int64_t>{3, rows}, {0, 1}, {17, 18}, {5, 22}}) {
+        for (int64_t t = 0; t < n; ++t) {
+          std::vector<float> out(static_cast<size_t>(end - begin));
+          llama::kquant_q8_k_matvec_rows(out, w, vector_of(x, cols, t), begin, end, k);
+          for (int64_t r = begin; r < end; ++r) CHECK(out[r - begin] == decode[t][r]);
+        }
       }
-      for (int64_t m = 1; m <= n; ++m) {  // batches of 1..11 vectors: passes of 8 and the rest
-        const llama::Q8BatchView b{{x.values.data(), static_cast<size_t>(m * cols)},
-                                   {x.d.data(), static_cast<size_t>(m * cols / 256)},
-                                   cols,
-                                   256};
-        std::vector<float> out(static_cast<size_t>(m * rows), -1.0f);
-        llama::kquant_q8_k_matmat_rows(out, rows, w, b, 2, rows - 1, k);
-        for (int64_t t = 0; t < m; ++t) {
-          for (int64_t r = 2; r < rows - 1; ++r) CHECK(out[t * rows + r] == decode[t][r]);
+      // Batches of 1..11 vectors (passes of 8 and the rest) over two row ranges.
+      for (auto [begin, end] : {std::pair<int64_t, int64_t>{2, rows - 1}, {30, 31}}) {
+        for (int64_t m = 1; m <= n; ++m) {
+          const llama::Q8BatchView b{{x.values.data(), static_cast<size_t>(m * cols)},
+                                     {x.d.data(), static_cast<size_t>(m * cols / 256)},
+                                     cols,
+                                     256};
+          std::vector<float> out(static_cast<size_t>(m * rows), -1.0f);
+          llama::kquant_q8_k_matmat_rows(out, rows, w, b, begin, end, k);
+          for (int64_t t = 0; t < m; ++t) {
+            for (int64_t r = begin; r < end; ++r) CHECK(out[t * rows + r] == decode[t][r]);
+          }
         }
       }
     }
@@ -312,20 +249,24 @@ TEST_CASE("q8_K products: within rounding of the exact sum, every kernel set the
 
 TEST_CASE("q8_K products: other weights and mismatched inputs are refused",
           "[gguf][kernels][q8k]") {
-  const auto bytes = random_blocks(BlockKind::q4_k, 2, 256, 3);
-  const BlockMatrix w{bytes, 2, 256, BlockKind::q4_k};
+  const auto portable = llama::KernelSet::portable;
   std::vector<int8_t> v(512);
   std::vector<float> d(2), out(2);
-  CHECK_THROWS_AS(
-      llama::kquant_q8_k_matvec_rows(out, w, {v, d, 256}, 0, 2, llama::KernelSet::portable),
-      llama::Error);
-  CHECK_THROWS_AS(
-      llama::kquant_q8_k_matvec_rows(out, w, {std::span(v).first(256), std::span(d).first(1), 32},
-                                     0, 2, llama::KernelSet::portable),
-      llama::Error);
+  for (BlockKind kind : kKinds) {
+    INFO(llama::to_string(kind));
+    const auto bytes = llama::test::random_kquant_blocks(kind, 2, 256, 3);
+    const BlockMatrix w{bytes, 2, 256, kind};
+    CHECK_THROWS_AS(llama::kquant_q8_k_matvec_rows(out, w, {v, d, 256}, 0, 2, portable),
+                    llama::Error);
+    CHECK_THROWS_AS(
+        llama::kquant_q8_k_matvec_rows(out, w, {std::span(v).first(256), std::span(d).first(1), 32},
+                                       0, 2, portable),
+        llama::Error);
+  }
+  const auto bytes = llama::test::random_kquant_blocks(BlockKind::q4_k, 2, 256, 3);
   const BlockMatrix q40{std::span(bytes).first(36), 2, 32, BlockKind::q4_0};
   CHECK_THROWS_AS(
       llama::kquant_q8_k_matvec_rows(out, q40, {std::span(v).first(32), std::span(d).first(1), 32},
-                                     0, 2, llama::KernelSet::portable),
+                                     0, 2, portable),
       llama::Error);
 }

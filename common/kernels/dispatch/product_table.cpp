@@ -8,7 +8,6 @@
 #include "llama/kernels/products/gguf_products.hpp"
 #include "llama/kernels/products/half_products.hpp"
 #include "llama/kernels/products/legacy_products.hpp"
-#include "llama/kernels/products/low_kquant_products.hpp"
 
 namespace llama {
 namespace {
@@ -108,11 +107,9 @@ void matvec_rows(std::span<float> out, const Tensor& w, const ProductInput& x, i
     case DType::q4_k:
     case DType::q5_k:
     case DType::q6_k:
-      kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
-      return;
     case DType::q3_k:
     case DType::q2_k:
-      low_kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
+      kquant_q8_k_matvec_rows(out, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16:
@@ -195,12 +192,9 @@ void matmat_rows(std::span<float> out, int64_t out_stride, const Tensor& w, cons
     case DType::q4_k:
     case DType::q5_k:
     case DType::q6_k:
-      kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
-      return;
     case DType::q3_k:
     case DType::q2_k:
-      low_kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end,
-                                  kernel);
+      kquant_q8_k_matmat_rows(out, out_stride, block_matrix(w), x.q8, row_begin, row_end, kernel);
       return;
     case DType::bf16:
     case DType::f16: {

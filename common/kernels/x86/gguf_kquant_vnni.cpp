@@ -14,48 +14,17 @@
 // portable loops, and a (row, vector) result does not depend on the others.
 #include <immintrin.h>
 
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/products/gguf_kquant_kernels.hpp"
+#include "kernels/x86/kquant_lanes.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 
 namespace llama::detail {
 namespace {
-
-#define LLAMA_KQUANT_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
-
-constexpr int kMaxVectors = 8;  // vectors per pass over a row's blocks
-
-// ggml's hsum_float_8 of 8 lanes.
-LLAMA_KQUANT_VNNI inline float hsum8(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
-
-// A 256-bit register in the low half of a zeroed 512-bit one.
-LLAMA_KQUANT_VNNI inline __m512i widen(__m256i v) {
-  return _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), v, 0);
-}
-
-// The definition's 8 lanes from 16: the sum of the two 256-bit halves.
-LLAMA_KQUANT_VNNI inline __m256 lanes8(__m512i s) {
-  return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xF, s, 0),
-                                             _mm512_maskz_extracti64x4_epi64(0xF, s, 1)));
-}
-
-// The permutation that widens 16 int16 scales into 32 lanes, lane i taking
-// scale first + i / per.
-LLAMA_KQUANT_VNNI inline __m512i spread_index(int first, int per) {
-  alignas(64) int16_t idx[32];
-  for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(first + i / per);
-  return _mm512_load_si512(idx);
-}
 
 // Q4_K, and Q5_K (Block = BlockQ5_K: bit s of qh[i] adds 16 to value i of
 // sub-block s; the mins enter whole per block, one scalar fma, as in the
@@ -192,29 +161,14 @@ LLAMA_KQUANT_VNNI void row_vectors(const BlockMatrix& w, const std::byte* row, c
   }
 }
 
-using RowVectors = void (*)(const BlockMatrix&, const std::byte*, const Q8KBatch&, int64_t, float*,
-                            int64_t);
-template <size_t... N>
-constexpr std::array<RowVectors, sizeof...(N)> rest_table(std::index_sequence<N...>) {
-  return {row_vectors<(N == 0 ? 1 : static_cast<int>(N))>...};
-}
-// The last vectors of a batch, fewer than kMaxVectors: kRest[n] takes n (kRest[0] is unused).
-constexpr auto kRest = rest_table(std::make_index_sequence<kMaxVectors>());
+constexpr Passes kPasses = make_passes([]<int N>() { return &row_vectors<N>; });
 
 }  // namespace
 
 LLAMA_KQUANT_VNNI void kquant_q8_k_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out,
                                              int64_t out_stride, int64_t row_begin,
                                              int64_t row_end) {
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const std::byte* row = w.row(r);
-    float* o = out + (r - row_begin);
-    int64_t t = 0;
-    for (; t + kMaxVectors <= x.n; t += kMaxVectors) {
-      row_vectors<kMaxVectors>(w, row, x, t, o + t * out_stride, out_stride);
-    }
-    if (t < x.n) kRest[x.n - t](w, row, x, t, o + t * out_stride, out_stride);
-  }
+  rows_in_passes(kPasses, w, x, out, out_stride, row_begin, row_end);
 }
 
 }  // namespace llama::detail

@@ -1,5 +1,5 @@
 // The AVX2 kernel for Q3_K and Q2_K weights against q8_K activations
-// (low_kquant_products.hpp's definition), decode and batch alike
+// (gguf_kquant.hpp's definition, products/low_kquant_dots.cpp), decode and batch alike
 // (KernelSet::avx2; compiled again for KernelSet::avx_vnni by
 // low_kquant_avxvnni.cpp, x86/avx2_body.hpp).
 //
@@ -16,7 +16,7 @@
 
 #include <type_traits>
 
-#include "kernels/products/low_kquant_kernels.hpp"
+#include "kernels/products/gguf_kquant_kernels.hpp"
 #include "kernels/x86/avx2_body.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
@@ -26,7 +26,7 @@ namespace {
 
 // Q3_K (kThree) or Q2_K: row `row` against vector t.
 template <bool kThree>
-LLAMA_AVX2_BODY float row_dot(const std::byte* row, const LowKBatch& x, int64_t t) {
+LLAMA_AVX2_BODY float row_dot(const std::byte* row, const Q8KBatch& x, int64_t t) {
   using Block = std::conditional_t<kThree, BlockQ3_K, BlockQ2_K>;
   const int64_t blocks = x.cols / kQK_K, groups16 = x.cols / 16;
   const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
@@ -46,7 +46,7 @@ LLAMA_AVX2_BODY float row_dot(const std::byte* row, const LowKBatch& x, int64_t 
       _mm256_store_si256(reinterpret_cast<__m256i*>(sc),
                          _mm256_cvtepu8_epi16(_mm_and_si128(packed, m4)));
       const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
-      const __m256i bsums = load32(x.sums + t * groups16 + 16 * b);
+      const __m256i bsums = load32(x.bsums + t * groups16 + 16 * b);
       const __m256i prod = _mm256_madd_epi16(mins16, bsums);
       const float dmin = -d8 * _cvtsh_ss(blk->dmin);
       acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(prod), acc);
@@ -80,7 +80,7 @@ LLAMA_AVX2_BODY float row_dot(const std::byte* row, const LowKBatch& x, int64_t 
 
 }  // namespace
 
-LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(low_kquant_rows)(const BlockMatrix& w, const LowKBatch& x,
+LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(low_kquant_rows)(const BlockMatrix& w, const Q8KBatch& x,
                                                            float* out, int64_t out_stride,
                                                            int64_t row_begin, int64_t row_end) {
   const bool three = w.kind == BlockKind::q3_k;

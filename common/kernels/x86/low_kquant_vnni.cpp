@@ -1,5 +1,5 @@
 // The AVX-512 VNNI kernel for Q3_K and Q2_K weights against q8_K activations
-// (low_kquant_products.hpp's definition), decode and batch alike.
+// (gguf_kquant.hpp's definition), decode and batch alike.
 //
 // A row's super-block is unpacked once into 4 registers of 64 codes (register
 // j: runs 2j and 2j + 1 of 32 values in its 256-bit halves; Q3_K's codes
@@ -14,59 +14,32 @@
 // (row, vector) result does not depend on the others.
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 #include <type_traits>
-#include <utility>
 
-#include "kernels/products/low_kquant_kernels.hpp"
+#include "kernels/products/gguf_kquant_kernels.hpp"
+#include "kernels/x86/kquant_lanes.hpp"
 #include "kernels/x86/kquant_scales.hpp"
 #include "llama/kernels/numbers/low_kquant_blocks.hpp"
 
 namespace llama::detail {
 namespace {
 
-#define LLAMA_LOWK_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
-
-constexpr int kMaxVectors = 8;  // vectors per pass over a row's blocks
-
-// ggml's hsum_float_8 of 8 lanes.
-LLAMA_LOWK_VNNI inline float hsum8(__m256 v) {
-  alignas(32) float a[8];
-  _mm256_store_ps(a, v);
-  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
-
-// The definition's 8 lanes from 16: the sum of the two 256-bit halves.
-LLAMA_LOWK_VNNI inline __m256 lanes8(__m512i s) {
-  return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xF, s, 0),
-                                             _mm512_maskz_extracti64x4_epi64(0xF, s, 1)));
-}
-
-// 16 int16 scales in 32 lanes, lane i taking scale first + i / 8: register j's
-// sub-blocks 4j .. 4j + 3.
-LLAMA_LOWK_VNNI inline __m512i spread(__m256i scales16, int first) {
-  alignas(64) int16_t idx[32];
-  for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(first + i / 8);
-  return _mm512_permutexvar_epi16(
-      _mm512_load_si512(idx), _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), scales16, 0));
-}
-
 // A pair of 16-bit shift counts: a in the low 256 bits, b in the high ones.
-LLAMA_LOWK_VNNI inline __m512i shifts(int a, int b) {
+LLAMA_KQUANT_VNNI inline __m512i shifts(int a, int b) {
   return _mm512_maskz_inserti64x4(0xFF, _mm512_set1_epi16(static_cast<int16_t>(a)),
                                   _mm256_set1_epi16(static_cast<int16_t>(b)), 1);
 }
 
 // The 32 bytes at p in both 256-bit halves.
-LLAMA_LOWK_VNNI inline __m512i twice(const uint8_t* p) {
+LLAMA_KQUANT_VNNI inline __m512i twice(const uint8_t* p) {
   return _mm512_maskz_broadcast_i64x4(0xFF,
                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 template <int N, bool kThree>
-LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64_t t0, float* out,
-                                 int64_t out_stride) {
+LLAMA_KQUANT_VNNI void row_vectors(const std::byte* row, const Q8KBatch& x, int64_t t0, float* out,
+                                   int64_t out_stride) {
   using Block = std::conditional_t<kThree, BlockQ3_K, BlockQ2_K>;
   const int64_t blocks = x.cols / kQK_K, groups16 = x.cols / 16;
   const __m512i m3 = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1), four = _mm512_set1_epi8(4);
@@ -98,7 +71,7 @@ LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64
         w[j] = _mm512_or_si512(
             w[j], _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(hm, bit_shift[j]), one), 2));
       }
-      scale[j] = spread(scales16, 4 * j);
+      scale[j] = _mm512_permutexvar_epi16(spread_index(4 * j, 8), widen(scales16));
     }
     const float wd = _cvtsh_ss(blk->d);
     float wmin = 0.0f;
@@ -115,7 +88,7 @@ LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64
       const float d8 = x.d[(t0 + t) * blocks + b];
       if constexpr (!kThree) {
         const __m256i bsums = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(x.sums + (t0 + t) * groups16 + 16 * b));
+            reinterpret_cast<const __m256i*>(x.bsums + (t0 + t) * groups16 + 16 * b));
         const __m256i prod = _mm256_madd_epi16(mins16, bsums);
         acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(-d8 * wmin), _mm256_cvtepi32_ps(prod), acc[t]);
       }
@@ -127,8 +100,8 @@ LLAMA_LOWK_VNNI void row_vectors(const std::byte* row, const LowKBatch& x, int64
 }
 
 template <int N>
-LLAMA_LOWK_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, const LowKBatch& x,
-                                  int64_t t0, float* out, int64_t out_stride) {
+LLAMA_KQUANT_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, const Q8KBatch& x,
+                                    int64_t t0, float* out, int64_t out_stride) {
   if (w.kind == BlockKind::q3_k) {
     row_vectors<N, true>(row, x, t0, out, out_stride);
   } else {
@@ -136,28 +109,14 @@ LLAMA_LOWK_VNNI void kind_vectors(const BlockMatrix& w, const std::byte* row, co
   }
 }
 
-using KindVectors = void (*)(const BlockMatrix&, const std::byte*, const LowKBatch&, int64_t,
-                             float*, int64_t);
-template <size_t... N>
-constexpr std::array<KindVectors, sizeof...(N)> rest_table(std::index_sequence<N...>) {
-  return {kind_vectors<(N == 0 ? 1 : static_cast<int>(N))>...};
-}
-// The last vectors of a batch, fewer than kMaxVectors: kRest[n] takes n (kRest[0] is unused).
-constexpr auto kRest = rest_table(std::make_index_sequence<kMaxVectors>());
+constexpr Passes kPasses = make_passes([]<int N>() { return &kind_vectors<N>; });
 
 }  // namespace
 
-LLAMA_LOWK_VNNI void low_kquant_rows_vnni(const BlockMatrix& w, const LowKBatch& x, float* out,
-                                          int64_t out_stride, int64_t row_begin, int64_t row_end) {
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const std::byte* row = w.row(r);
-    float* o = out + (r - row_begin);
-    int64_t t = 0;
-    for (; t + kMaxVectors <= x.n; t += kMaxVectors) {
-      kind_vectors<kMaxVectors>(w, row, x, t, o + t * out_stride, out_stride);
-    }
-    if (t < x.n) kRest[x.n - t](w, row, x, t, o + t * out_stride, out_stride);
-  }
+LLAMA_KQUANT_VNNI void low_kquant_rows_vnni(const BlockMatrix& w, const Q8KBatch& x, float* out,
+                                            int64_t out_stride, int64_t row_begin,
+                                            int64_t row_end) {
+  rows_in_passes(kPasses, w, x, out, out_stride, row_begin, row_end);
 }
 
 }  // namespace llama::detail
