@@ -557,6 +557,23 @@ TEST_CASE("the avx2 sets: avx-vnni where the CPU has it, LLAMA_Q8_KERNEL=avx2 th
   CHECK(best_kernel_set() == (runs_avx2_bodies(chosen) ? KernelSet::avx2 : chosen));
 }
 
+TEST_CASE("require_kernel_set refuses a set this CPU lacks, naming the products", "[q8]") {
+  int lacking = 0;
+  for (KernelSet k :
+       {KernelSet::portable, KernelSet::avx2, KernelSet::avx_vnni, KernelSet::avx512_vnni}) {
+    INFO(to_string(k));
+    if (kernel_set_available(k)) {
+      CHECK_NOTHROW(require_kernel_set(k, "q8_K products"));
+    } else {
+      ++lacking;
+      CHECK_THROWS_WITH(require_kernel_set(k, "q8_K products"),
+                        Contains("q8_K products: the ") && Contains(to_string(k)));
+    }
+  }
+  CHECK_NOTHROW(require_kernel_set(KernelSet::portable, "any"));
+  if (lacking == 0) WARN("this CPU runs every kernel set: the refusal is not exercised here");
+}
+
 TEST_CASE("the product table runs q8_0 tensors as the int8 kernels do", "[q8][products]") {
   const Checkpoint ck = Checkpoint::open(test::model_path("q-gqa.v2.bin"));
   const Tensor& w2 = ck.model().weights.layers[1].w2;  // [dim, hidden] in groups of 64

@@ -3,7 +3,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
+#include "llama/error.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
@@ -34,6 +36,13 @@ bool kernel_set_available(KernelSet kernel) {
 #else
   return false;
 #endif
+}
+
+void require_kernel_set(KernelSet kernel, const char* what) {
+  if (!kernel_set_available(kernel)) {
+    throw Error(std::string(what) + ": the " + to_string(kernel) +
+                " kernels were asked for on a CPU without them");
+  }
 }
 
 KernelSet best_kernel_set() {

@@ -92,14 +92,10 @@ detail::Q8KBatch batch(const BlockMatrix& w, std::span<const int8_t> values,
   return b;
 }
 
-// Whether `kernel` is a vector set (asking for one on a CPU without it is a
-// bug, not a fallback).
+// Whether `kernel` is a vector set (one this CPU can run).
 bool vector_kernels(KernelSet kernel) {
   if (kernel == KernelSet::portable) return false;
-  if (!kernel_set_available(kernel)) {
-    throw Error(std::string("q8_K products: the ") + to_string(kernel) +
-                " kernels were asked for on a CPU without them");
-  }
+  require_kernel_set(kernel, "q8_K products");
   return true;
 }
 

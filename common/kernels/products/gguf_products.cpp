@@ -273,12 +273,10 @@ void unpack_q8_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t
 
 // The AVX-512 kernels run where the caller asked for them (KernelSet::avx512_vnni,
 // which best_kernel_set() gives only when the CPU has them and LLAMA_CPU_LEVEL
-// allows avx512); asking on a CPU without them is a bug, not a fallback.
+// allows avx512).
 bool avx512_kernels(KernelSet kernel) {
   if (kernel != KernelSet::avx512_vnni) return false;
-  if (!kernel_set_available(kernel)) {
-    throw Error("block kernels: the avx512-vnni kernels were asked for on a CPU without them");
-  }
+  require_kernel_set(kernel, "block kernels");
   return true;
 }
 
@@ -286,10 +284,7 @@ bool avx512_kernels(KernelSet kernel) {
 // elsewhere).
 bool avx2_kernels(KernelSet kernel) {
   if (!runs_avx2_bodies(kernel)) return false;
-  if (!kernel_set_available(kernel)) {
-    throw Error(std::string("block kernels: the ") + to_string(kernel) +
-                " kernels were asked for on a CPU without them");
-  }
+  require_kernel_set(kernel, "block kernels");
   return true;
 }
 
@@ -375,7 +370,7 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
     return;
   }
   if (w.kind == BlockKind::q4_0) {
-    // The portable kernel per (row tile, vector): every result is
+    // The decode kernel per (row tile, vector): every result is
     // q8_0_blocks_matvec_rows' bit for bit (the int8 batch kernel combines
     // scales in Q8_0's order, not Q4_0's), and a tile of 64 rows stays in
     // L1/L2 while the vectors pass over it.

@@ -15,7 +15,6 @@
 
 namespace llama {
 
-
 void half_matvec_rows(std::span<float> out, const BlockMatrix& w, std::span<const float> x,
                       int64_t row_begin, int64_t row_end, HalfPath path) {
   if (w.kind != BlockKind::bf16 && w.kind != BlockKind::f16) {

@@ -143,11 +143,7 @@ void legacy_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const
                                int64_t row_begin, int64_t row_end, KernelSet kernel) {
   require_legacy(w, x.group_size);
   if (kernel != KernelSet::portable) {
-    // Asked for only where available (best_kernel_set); asking elsewhere is a bug.
-    if (!kernel_set_available(kernel)) {
-      throw Error(std::string("legacy block products: the ") + to_string(kernel) +
-                  " kernel was asked for on a CPU without it");
-    }
+    require_kernel_set(kernel, "legacy block products");
     if (kernel == KernelSet::avx2) {
       detail::legacy_blocks_matvec_rows_avx2(out, w, x, row_begin, row_end);
     } else if (kernel == KernelSet::avx_vnni) {

@@ -16,6 +16,10 @@ enum class KernelSet { portable, avx512_vnni, avx2, avx_vnni };
 const char* to_string(KernelSet kernel);
 // True when the set was compiled in and this CPU can run it.
 bool kernel_set_available(KernelSet kernel);
+// Throws Error ("<what>: the <set> kernels were asked for on a CPU without
+// them") unless the set is available: a product entry point given a set this
+// CPU cannot run has a bug in its caller, and falling back would hide it.
+void require_kernel_set(KernelSet kernel, const char* what);
 // The fastest available set: avx512_vnni at the avx512 level on a CPU with
 // VNNI, else at a level of avx2 or above avx_vnni on a CPU with AVX-VNNI or
 // avx2, else portable. LLAMA_Q8_KERNEL=portable in the environment forces the
