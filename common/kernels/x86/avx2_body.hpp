@@ -1,12 +1,14 @@
 // Private to the x86 kernels: what KernelSet::avx2's bodies are written in.
-// Each body source compiles twice: as itself for AVX2 (FMA, F16C), and
-// through a one-line wrapper (x86/*_avxvnni.cpp) that sets
-// LLAMA_AVX2_BODY_VNNI to 1 before including it, for AVX2 with AVX-VNNI
-// (KernelSet::avx_vnni). GCC inlines no intrinsic across target attributes,
-// so a body templated on its lane operations would still need one copy per
-// target; the preprocessor makes that copy. The two compilations differ only
-// in dot_u8i8 and dot_i16, whose int32 sums are exact either way: the same
-// bits. Everything here has internal linkage, being compiled per target.
+// Each body source compiles as itself for AVX2 (FMA, F16C), and again through
+// a one-line wrapper that sets LLAMA_AVX2_BODY_VNNI before including it: 1
+// (x86/*_avxvnni.cpp) for AVX2 with AVX-VNNI (KernelSet::avx_vnni), 2 (a
+// body's *_vnni.cpp) for 256-bit registers with AVX-512 VNNI's EVEX forms,
+// where KernelSet::avx512_vnni has no 512-bit kernel of its own. GCC inlines
+// no intrinsic across target attributes, so a body templated on its lane
+// operations would still need one copy per target; the preprocessor makes
+// that copy. The compilations differ only in dot_u8i8 and dot_i16, whose int32
+// sums are exact either way: the same bits. Everything here has internal
+// linkage, being compiled per target.
 #pragma once
 
 #include <immintrin.h>
@@ -17,8 +19,11 @@
 #define LLAMA_AVX2_BODY_VNNI 0
 #endif
 
-#if LLAMA_AVX2_BODY_VNNI
 // The target of a body's functions, and its entry points' names.
+#if LLAMA_AVX2_BODY_VNNI == 2
+#define LLAMA_AVX2_BODY LLAMA_TARGET_AVX512_VNNI
+#define LLAMA_AVX2_BODY_NAME(name) name##_vnni
+#elif LLAMA_AVX2_BODY_VNNI == 1
 #define LLAMA_AVX2_BODY LLAMA_TARGET_AVX2_VNNI
 #define LLAMA_AVX2_BODY_NAME(name) name##_avxvnni
 #else
@@ -45,7 +50,9 @@ LLAMA_AVX2_BODY inline __m256i load32(const void* p) {
 // Each pair of products must fit in int16: AVX2 adds pairs there first
 // (vpmaddubsw, saturating), then vpmaddwd by 1; AVX-VNNI's vpdpbusd does not.
 LLAMA_AVX2_BODY inline __m256i dot_u8i8(__m256i acc, __m256i u, __m256i x) {
-#if LLAMA_AVX2_BODY_VNNI
+#if LLAMA_AVX2_BODY_VNNI == 2
+  return _mm256_dpbusd_epi32(acc, u, x);
+#elif LLAMA_AVX2_BODY_VNNI == 1
   return _mm256_dpbusd_avx_epi32(acc, u, x);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)));
@@ -53,9 +60,11 @@ LLAMA_AVX2_BODY inline __m256i dot_u8i8(__m256i acc, __m256i u, __m256i x) {
 }
 
 // acc + in int32 lane l a[2l] * b[2l] + a[2l + 1] * b[2l + 1] (int16):
-// vpmaddwd and vpaddd, or AVX-VNNI's vpdpwssd.
+// vpmaddwd and vpaddd, or (AVX-)VNNI's vpdpwssd.
 LLAMA_AVX2_BODY inline __m256i dot_i16(__m256i acc, __m256i a, __m256i b) {
-#if LLAMA_AVX2_BODY_VNNI
+#if LLAMA_AVX2_BODY_VNNI == 2
+  return _mm256_dpwssd_epi32(acc, a, b);
+#elif LLAMA_AVX2_BODY_VNNI == 1
   return _mm256_dpwssd_avx_epi32(acc, a, b);
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));

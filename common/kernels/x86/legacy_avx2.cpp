@@ -1,11 +1,12 @@
 // The AVX2 matrix-vector kernel for GGUF Q5_0, Q4_1 and Q5_1 rows (decode,
 // and the batch, which runs it per vector): KernelSet::avx2's body (compiled
-// again for KernelSet::avx_vnni by legacy_avxvnni.cpp, x86/avx2_body.hpp), the
+// again for KernelSet::avx_vnni by legacy_avxvnni.cpp and for
+// KernelSet::avx512_vnni by legacy_vnni.cpp, x86/avx2_body.hpp), the
 // portable kernel's operations (kernels/products/legacy_products.cpp) in
 // 256-bit registers, so its bits. A block's 32 codes become 32 u8 in value
 // order (the nibbles, the fifth bits spread from qh); vpmaddubsw against x's
 // 32 int8 (pairs of at most 2 x 31 x 128: no saturation) and vpmaddwd by 1
-// (AVX-VNNI: vpdpbusd)
+// (VNNI: vpdpbusd)
 // give the eight int32 lanes of four values each (Q5_0: minus 16 times the
 // lane's sum of x, its codes being value + 16), and the lanes' chains advance
 // by one FMA with d_w * d_x; the row ends with hsum_float_8's additions and

@@ -12,6 +12,10 @@
 // x86-64-v3 with AVX-VNNI (the VEX vpdpbusd/vpdpwssd): KernelSet::avx_vnni.
 #define LLAMA_TARGET_AVX2_VNNI \
   __attribute__((target("avx2,fma,f16c,bmi,bmi2,lzcnt,movbe,popcnt,avxvnni")))
+// 256-bit and 512-bit registers with AVX-512 VNNI (the EVEX vpdpbusd/vpdpwssd):
+// KernelSet::avx512_vnni.
+#define LLAMA_TARGET_AVX512_VNNI \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 // x86-64-v4.
 #define LLAMA_TARGET_AVX512                                                        \
   __attribute__((                                                                  \
@@ -21,6 +25,7 @@
 #else
 #define LLAMA_TARGET_AVX2
 #define LLAMA_TARGET_AVX2_VNNI
+#define LLAMA_TARGET_AVX512_VNNI
 #define LLAMA_TARGET_AVX512
 #define LLAMA_HAVE_X86_TARGETS 0
 #endif
