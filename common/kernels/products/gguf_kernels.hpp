@@ -8,9 +8,12 @@
 
 namespace llama::detail {
 
-// q8_0_blocks_matvec_rows with AVX-512 VNNI; the caller checks the CPU.
+// q8_0_blocks_matvec_rows with AVX-512 VNNI: for Q8_0 (x86/gguf_q8_0_vnni.cpp)
+// and for Q4_0 (x86/q4_0_vnni.cpp); the caller checks the CPU.
 void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                   int64_t row_begin, int64_t row_end);
+void q4_0_matvec_rows_vnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
+                           int64_t row_begin, int64_t row_end);
 
 // The same with AVX2 (FMA, F16C): KernelSet::avx2's body
 // (x86/gguf_q8_0_avx2.cpp).

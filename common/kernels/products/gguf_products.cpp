@@ -334,7 +334,11 @@ void q8_0_blocks_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q
                              int64_t row_begin, int64_t row_end, KernelSet kernel) {
   require_q8_input_kind(w);
   if (avx512_kernels(kernel)) {
-    detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    if (w.kind == BlockKind::q4_0) {
+      detail::q4_0_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    } else {
+      detail::q8_0_blocks_matvec_rows_vnni(out, w, x, row_begin, row_end);
+    }
     return;
   }
 #if LLAMA_HAVE_X86_TARGETS

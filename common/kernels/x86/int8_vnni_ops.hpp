@@ -1,6 +1,6 @@
 // Private to the core: AVX-512 VNNI building blocks shared by the int8
 // matrix-vector kernel (llama2c_int8_vnni.cpp), the batch kernel
-// (llama2c_int8_vnni_batch.cpp) and GGUF Q8_0's (gguf_vnni.cpp).
+// (llama2c_int8_vnni_batch.cpp) and GGUF Q8_0's and Q4_0's (gguf_rows16_vnni.hpp).
 // vpdpbusd multiplies unsigned by signed bytes; row_dot feeds it |w| and x
 // with w's sign (x comes from quantize_activations, |x| <= 127, so negating it
 // cannot overflow). Everything here is inline and compiled for VNNI only; the
