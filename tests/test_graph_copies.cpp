@@ -1,8 +1,9 @@
 // The graph backend's weight copies (WeightCopies): f32 matrices stacked in
-// f32, bf16/f16 groups stacked in their dtype (never widened), other dtypes
-// byte for byte; exactly the originals' values in the documented order, in
-// huge-page-aligned blocks, and every byte of every original handed to the release callback exactly
-// once, in pieces that never straddle a 4 MiB boundary of the source.
+// f32, bf16/f16 groups stacked in their dtype (never widened, in every layer
+// or in none), other dtypes byte for byte; exactly the originals' values in
+// the documented order, in huge-page-aligned blocks, and every byte of every
+// original handed to the release callback exactly once, in pieces that never
+// straddle a 4 MiB boundary of the source.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -352,8 +353,10 @@ TEST_CASE("WeightCopies: bf16/f16 groups stacked back to back, matrices viewing 
   }
 }
 
-TEST_CASE("WeightCopies: a group stacks only when its matrices share bf16 or f16",
+TEST_CASE("WeightCopies: a group stacks only when its matrices share one type in every layer",
           "[graph][copies][stacked]") {
+  // Every layer runs one plan layout, so a group that cannot stack in one
+  // layer stacks in none.
   const Checkpoint ck = Checkpoint::open(test::model_path("rand-gqa.bin"));
   const Config& c = ck.config();
   const Model bf16 = conformance::with_dtype(ck.model(), DType::bf16);
@@ -361,24 +364,38 @@ TEST_CASE("WeightCopies: a group stacks only when its matrices share bf16 or f16
   const Model q8 = conformance::with_dtype(ck.model(), DType::q8_0, 4);
   ModelWeights w = bf16.weights;
   w.layers[0].wk = f16.weights.layers[0].wk;         // bf16, f16, bf16: no wqkv; w13 stays
-  w.layers[1].w3 = q8.weights.layers[1].w3;          // w1 bf16, w3 int8: no w13; wqkv stays
   w.layers[1].wo = ck.model().weights.layers[1].wo;  // wo f32: the rest unchanged
+  {
+    PieceLog log;
+    const WeightCopies copies(w, c, log.callback());
+    REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
+    CHECK(copies.f32_bytes() == static_cast<size_t>(w.layers[1].wo.data.size()));
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      INFO("layer " << l);
+      const LayerCopy& q = copies.layer(l);
+      const LayerWeights& t = w.layers[size_t(l)];
+      CHECK(q.wqkv.empty());
+      CHECK(q.w13.typed());
+      CHECK(same_typed(q.wk, t.wk));
+      CHECK(same_typed(q.wq, t.wq));
+      CHECK(same_bytes(q.w13.tensor.data, concat({&t.w1, &t.w3})));
+    }
+    CHECK(equal_values(copies.layer(1).wo.f32, w.layers[1].wo));
+    CHECK(log.disjoint());
+  }
+  w.layers[0].wk = bf16.weights.layers[0].wk;
+  w.layers[1].w3 = q8.weights.layers[1].w3;  // w1 bf16, w3 int8: no w13; wqkv stays
   PieceLog log;
   const WeightCopies copies(w, c, log.callback());
   REQUIRE(copies.bytes() == static_cast<size_t>(WeightCopies::bytes(w, c)));
-  CHECK(copies.f32_bytes() == static_cast<size_t>(w.layers[1].wo.data.size()));
-  const LayerCopy& l0 = copies.layer(0);
-  const LayerCopy& l1 = copies.layer(1);
-  CHECK(l0.wqkv.empty());
-  CHECK(l0.w13.typed());
-  CHECK(l1.wqkv.typed());
-  CHECK(l1.w13.empty());
-  CHECK(same_typed(l0.wk, w.layers[0].wk));
-  CHECK(same_typed(l0.wq, w.layers[0].wq));
-  CHECK(same_bytes(l0.w13.tensor.data, concat({&w.layers[0].w1, &w.layers[0].w3})));
-  CHECK(
-      same_bytes(l1.wqkv.tensor.data, concat({&w.layers[1].wq, &w.layers[1].wk, &w.layers[1].wv})));
-  CHECK(same_typed(l1.w3, w.layers[1].w3));
-  CHECK(equal_values(l1.wo.f32, w.layers[1].wo));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    INFO("layer " << l);
+    const LayerCopy& q = copies.layer(l);
+    const LayerWeights& t = w.layers[size_t(l)];
+    CHECK(q.wqkv.typed());
+    CHECK(q.w13.empty());
+    CHECK(same_bytes(q.wqkv.tensor.data, concat({&t.wq, &t.wk, &t.wv})));
+    CHECK(same_typed(q.w3, t.w3));
+  }
   CHECK(log.disjoint());
 }

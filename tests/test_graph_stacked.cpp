@@ -7,7 +7,8 @@
 // end, the graph's exact bf16/f16 batches equal its f32 batches on the
 // widened weights bit for bit (every product sums the upcast weights in
 // f32 in the same order). A residual add fused into a typed product (wo,
-// w2) gives the separate add's bits.
+// w2) gives the separate add's bits. GGUF's block types stack the same way,
+// checked on the GGUF test models.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "graph/graph_backend.hpp"
 #include "graph/layer_graphs.hpp"
 #include "graph/weight_copies.hpp"
+#include "llama/formats/gguf_model.hpp"
 #include "llama/formats/llama2c_checkpoint.hpp"
 #include "llama/kernels/products/half_products.hpp"
 #include "test_support.hpp"
@@ -122,6 +124,62 @@ TEST_CASE("graph: stacked bf16/f16 products give the separate products' bits",
                 return feed_forward_graph(c, StepArithmetic::run_c, gains, w, tokens, numerics);
               },
               {"x"}, 3, 4);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("graph: stacked GGUF block products give the separate products' bits",
+          "[graph][gguf][stacked]") {
+  // GGUF's blocks hold their scales, so a group of one block type stacks like
+  // bf16/f16, in every layer or in none: Q4_K_M's Q6_K wv in some layers keeps
+  // wq, wk and wv apart in all of them.
+  for (const char* file :
+       {"gguf/stories1M.q4_0.gguf", "gguf/stories1M.q4_1.gguf", "gguf/stories1M.q5_0.gguf",
+        "gguf/stories1M.q5_1.gguf", "gguf/stories1M.q8_0.gguf", "gguf/rand-k.q4_k_m.gguf",
+        "gguf/rand-k.q2_k.gguf", "gguf/rand-k.q3_k_m.gguf", "gguf/rand-k.q6_k.gguf"}) {
+    const gguf::GgufModel g = gguf::open_model(test::model_path(file));
+    const Config& c = g.model.config;
+    const WeightCopies copies(g.model.weights, c, [](std::span<const std::byte>) {});
+    bool qkv_alike = true, w13_alike = true;
+    for (const LayerWeights& t : g.model.weights.layers) {
+      qkv_alike = qkv_alike && t.wq.dtype == t.wk.dtype && t.wk.dtype == t.wv.dtype;
+      w13_alike = w13_alike && t.w1.dtype == t.w3.dtype;
+    }
+    INFO(file);
+    CHECK(w13_alike);  // every test model's w1 and w3 share a type
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      const LayerCopy& stacked = copies.layer(l);
+      CHECK(stacked.wqkv.typed() == qkv_alike);
+      CHECK(stacked.w13.typed() == w13_alike);
+      LayerCopy separate = stacked;
+      separate.wqkv = {};
+      separate.w13 = {};
+      const std::vector<float> gains = test::random_floats(c.dim, 10, 1.0f);
+      for (const int64_t tokens : {1, 9, 70}) {
+        for (const int threads : {1, 2}) {
+          INFO(file << " layer " << l << ", " << tokens << " tokens, " << threads << " threads");
+          const Rows in{{"x", test::random_floats(tokens * c.dim, 11, 1.0f)},
+                        {"att", test::random_floats(tokens * c.q_dim(), 12, 1.0f)}};
+          const auto same = [&](const Graph& a, const Graph& b,
+                                const std::vector<std::string>& names) {
+            int64_t n = 0;
+            const Rows ra = run(a, Numerics::exact, in, tokens, threads, names, &n);
+            const Rows rb = run(b, Numerics::exact, in, tokens, threads, names, &n);
+            for (const std::string& name : names) {
+              INFO(name);
+              CHECK(ra.at(name) == rb.at(name));
+            }
+          };
+          const auto att = [&](const LayerCopy& w) {
+            return attention_in_graph(c, StepArithmetic::run_c, gains, w, tokens, Numerics::exact);
+          };
+          const auto ffn = [&](const LayerCopy& w) {
+            return feed_forward_graph(c, StepArithmetic::run_c, gains, w, tokens, Numerics::exact);
+          };
+          same(att(stacked), att(separate), {"q", "k", "v"});
+          same(ffn(stacked), ffn(separate), {"x"});
         }
       }
     }

@@ -21,9 +21,11 @@ int64_t align_up(int64_t n) {
 // included, is copied byte for byte for the core's kernels.
 bool is_f32(const Tensor& t) { return t.dtype == DType::f32; }
 
-// Typed dtypes whose matrices stack: values only, no scales region, a row any
-// whole number of values (bf16, f16).
-bool stacks_typed(DType d) { return d == DType::bf16 || d == DType::f16; }
+// Typed dtypes whose matrices stack: each row its own bytes with no scales
+// region, so rows laid back to back are a matrix of the same dtype (bf16, f16
+// and GGUF's blocks, whose scales sit inside each block); llama2.c's Q8_0
+// keeps its scales apart.
+bool stacks_typed(DType d) { return d != DType::f32 && d != DType::q8_0; }
 
 // One matrix's place in the copy.
 struct Slot {
@@ -81,14 +83,28 @@ Plan plan(const ModelWeights& w, const Config& c) {
   p.parts.resize(n);
   p.f32_begin.resize(n);
   p.f32_end.resize(n);
+  // A typed group stacks only where every layer's group stacks (typed, or
+  // all f32, which the f32 copy stacks), so that every layer runs one plan
+  // layout (the backend's layer plans must agree on where q, k and v live):
+  // Q4_K_M, for one, gives wv Q6_K in some layers only.
+  const std::pair<size_t, size_t> groups[] = {{0, 3}, {3, 5}};
+  bool stack[] = {true, true};
+  for (int64_t part = 1; part <= c.n_layers; ++part) {
+    const std::vector<Slot> slots = part_slots(w, c, part);
+    for (size_t g = 0; g < 2; ++g) {
+      const auto [begin, end] = groups[g];
+      bool f32 = true;
+      for (size_t i = begin; i < end; ++i) f32 = f32 && is_f32(*slots[i].source);
+      stack[g] = stack[g] && (f32 || typed_group(slots, begin, end));
+    }
+  }
   for (int64_t i = 1; i <= c.n_layers + 1; ++i) {
     const int64_t part = i % (c.n_layers + 1);  // 1, 2, ..., n_layers, then 0
     p.f32_begin[static_cast<size_t>(part)] = p.floats;
     std::vector<Slot> slots = part_slots(w, c, part);
     if (part > 0) {
-      for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 3}, {3, 5}}) {
-        const bool stack = typed_group(slots, begin, end);
-        for (size_t i = begin; i < end; ++i) slots[i].typed_stack = stack;
+      for (size_t g = 0; g < 2; ++g) {
+        for (size_t i = groups[g].first; i < groups[g].second; ++i) slots[i].typed_stack = stack[g];
       }
     }
     for (size_t i = 0; i < slots.size(); ++i) {

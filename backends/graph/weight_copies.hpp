@@ -2,14 +2,15 @@
 // (huge_page_buffer.hpp), made once at prepare; the plans read the copies,
 // never the originals. Matrices are stacked per layer: wq, wk, wv into one
 // [q_dim + 2 kv_dim, dim] matrix and w1, w3 into one [2 hidden_dim, dim] when
-// the group shares one dtype that is f32 (the f32 copy) or a scale-free
-// float type, bf16 or f16 (their bytes back to back in the typed copy, never
-// widened), so each layer's projections are one product: one pass over
-// memory, one packing of the input, one hand-off to the threads. A product's
-// row results never depend on the rows around it, so a stacked product's
-// slices are the separate products' bits. Matrices of other dtypes (Q8_0 and
-// GGUF's blocks) are copied byte for byte (values, then scales) for the
-// core's product kernels, and never stacked.
+// the group shares one dtype that is f32 (the f32 copy) or one whose rows
+// hold their own scales, bf16, f16 or a GGUF block type (their bytes back to
+// back in the typed copy, never widened), so each layer's projections are one
+// product: one pass over memory, one packing of the input, one hand-off to
+// the threads. A typed group stacks in every layer or in none (every layer
+// runs one plan layout). A product's row results never depend on the rows
+// around it, so a stacked product's slices are the separate products' bits.
+// Q8_0 matrices are copied byte for byte (values, then scales) for the core's
+// product kernels, and never stacked.
 #pragma once
 
 #include <span>
@@ -31,8 +32,8 @@ struct MatrixCopy {
 };
 
 struct LayerCopy {
-  // The stacked groups, empty when not stacked: f32 (.f32) or bf16/f16
-  // (.tensor, named "wqkv[l]" / "w13[l]") as the group's dtype.
+  // The stacked groups, empty when not stacked: f32 (.f32) or bf16/f16/GGUF
+  // blocks (.tensor, named "wqkv[l]" / "w13[l]") as the group's dtype.
   MatrixCopy wqkv;  // [q_dim + 2 kv_dim, dim]: wq's rows, then wk's, then wv's
   MatrixCopy w13;   // [2 hidden_dim, dim]: w1's rows, then w3's
   // Every matrix (views into wqkv and w13 when stacked).
