@@ -1,0 +1,171 @@
+// Decode product rates: the weights and the quantized input are made once,
+// outside the timed loop, so the rate is the kernel's alone (a decode step
+// quantizes each input once for several matrices).
+#include "kernel_rates.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <span>
+#include <string>
+
+#include "llama/error.hpp"
+#include "llama/kernels/dispatch/product_table.hpp"
+
+namespace llama::bench {
+namespace {
+
+uint64_t next(uint64_t& s) {  // xorshift64*: fast enough for 512 MiB of weights
+  s ^= s >> 12;
+  s ^= s << 25;
+  s ^= s >> 27;
+  return s * 2685821657736338717ull;
+}
+
+// Byte offsets of the f16 fields in one block (ggml's layouts, ggml-common.h).
+std::vector<int64_t> f16_offsets(DType dtype) {
+  switch (dtype) {
+    case DType::block_q8_0:
+    case DType::q4_0:
+    case DType::q5_0:
+      return {0};
+    case DType::q4_1:
+    case DType::q5_1:
+    case DType::q4_k:
+    case DType::q5_k:
+      return {0, 2};
+    case DType::q2_k:
+      return {80, 82};
+    case DType::q3_k:
+      return {108};
+    case DType::q6_k:
+      return {208};
+    default:
+      return {};
+  }
+}
+
+double cpu_seconds() {  // this thread's CPU time
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Sums the buffer as 64-bit words in four independent chains: the compiler
+// vectorizes it, far faster than DRAM, so its rate is the memory's.
+uint64_t read_words(std::span<const std::byte> data) {
+  uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  size_t i = 0;
+  for (; i + 32 <= data.size(); i += 32) {
+    uint64_t w[4];
+    std::memcpy(w, data.data() + i, sizeof w);
+    a0 += w[0];
+    a1 += w[1];
+    a2 += w[2];
+    a3 += w[3];
+  }
+  return a0 + a1 + a2 + a3;
+}
+
+// Calls fn until `seconds` of CPU time pass (at least once); bytes per call
+// over that time, in 1e9 bytes/s.
+template <typename Fn>
+double rate(double seconds, double bytes, Fn fn) {
+  int64_t calls = 0;
+  const double t0 = cpu_seconds();
+  double elapsed = 0;
+  do {
+    fn();
+    ++calls;
+    elapsed = cpu_seconds() - t0;
+  } while (elapsed < seconds);
+  return bytes * static_cast<double>(calls) / std::max(elapsed, 1e-9) / 1e9;
+}
+
+void put16(std::byte* p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
+
+}  // namespace
+
+std::vector<std::byte> random_weights(DType dtype, int64_t rows, int64_t cols, uint64_t seed) {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (dtype == DType::f32 || dtype == DType::q8_0) {
+    throw Error(std::string("kernel rates: no random weights for ") + to_string(dtype));
+  }
+  const int64_t blocks = rows * cols / info.block_values;
+  std::vector<std::byte> data(
+      static_cast<size_t>(blocks * info.block_bytes));  // dtype [rows, cols]
+  uint64_t s = seed | 1;
+  for (size_t i = 0; i + 8 <= data.size(); i += 8) {
+    const uint64_t r = next(s);
+    std::memcpy(data.data() + i, &r, 8);
+  }
+  if (dtype == DType::f16 || dtype == DType::bf16) {
+    // Sign and low mantissa bits random, exponent fixed: |v| in [0.125, 0.25).
+    const uint16_t keep = dtype == DType::f16 ? 0x83FF : 0x807F;
+    const uint16_t exponent = dtype == DType::f16 ? 0x3000 : 0x3E00;
+    for (size_t i = 0; i + 2 <= data.size(); i += 2) {
+      uint16_t v;
+      std::memcpy(&v, data.data() + i, 2);
+      put16(data.data() + i, static_cast<uint16_t>((v & keep) | exponent));
+    }
+    return data;
+  }
+  const std::vector<int64_t> offsets = f16_offsets(dtype);
+  if (offsets.empty())
+    throw Error(std::string("kernel rates: unknown block layout of ") + to_string(dtype));
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t off : offsets) {
+      // f16 in [2^-7, 2^-6): a scale as small as trained weights' scales.
+      const auto mantissa = static_cast<uint16_t>(next(s) & 0x3FF);
+      put16(data.data() + b * info.block_bytes + off, static_cast<uint16_t>(0x2000 | mantissa));
+    }
+  }
+  return data;
+}
+
+Rates measure_decode(DType dtype, int64_t cols, int64_t bytes, KernelSet kernel, double seconds,
+                     int repeats) {
+  const DTypeInfo& info = dtype_info(dtype);
+  if (cols % info.block_values != 0) {
+    throw Error("kernel rates: cols " + std::to_string(cols) + " is not a multiple of " +
+                to_string(dtype) + "'s block of " + std::to_string(info.block_values));
+  }
+  const int64_t row_bytes = cols / info.block_values * info.block_bytes;
+  const int64_t rows = std::max<int64_t>(1, bytes / row_bytes);
+  const std::vector<std::byte> data = random_weights(dtype, rows, cols, 0x9E3779B97F4A7C15ull);
+  const Tensor w = Tensor::view("w", dtype, {rows, cols}, data);
+
+  std::vector<float> x(static_cast<size_t>(cols));  // f32 [cols]
+  uint64_t s = 12345;
+  for (float& v : x) v = static_cast<float>(next(s) >> 40) / static_cast<float>(1 << 24) * 2 - 1;
+  const InputFormat f = input_format(w);
+  std::vector<int8_t> values(f.quantized() ? x.size() : 0);  // i8 [cols]
+  std::vector<float> scales(f.quantized() ? x.size() / static_cast<size_t>(f.group_size)
+                                          : 0);  // f32 [cols / group_size]
+  ProductInput in;
+  if (f.quantized()) {
+    quantize_input(f, x, values, scales);
+    in.q8 = Q8View(values, scales, f.group_size);
+  } else {
+    in.f32 = x;
+  }
+  std::vector<float> out(static_cast<size_t>(rows));  // f32 [rows]
+
+  matvec_rows(out, w, in, 0, rows, kernel);  // warm: pages touched, caches filled
+  uint64_t sink = read_words(data);
+  const auto bytes_per_call = static_cast<double>(rows * row_bytes);
+  Rates r;
+  for (int rep = 0; rep < repeats; ++rep) {
+    // Product then read, each repeat: both see the same load on a shared machine.
+    r.product_gbps.push_back(
+        rate(seconds, bytes_per_call, [&] { matvec_rows(out, w, in, 0, rows, kernel); }));
+    r.read_gbps.push_back(rate(seconds, bytes_per_call, [&] { sink += read_words(data); }));
+  }
+  // Kept observable so the reads are not optimized away.
+  if (sink == 1) out[0] += 0.0f;
+  if (!std::isfinite(out[0])) throw Error("kernel rates: the product is not finite");
+  return r;
+}
+
+}  // namespace llama::bench
