@@ -54,9 +54,8 @@ bool has_q8_k_products(BlockKind kind);
 
 // out[r - row_begin] for rows [row_begin, row_end) of W x, x in q8_K (group
 // 256). KernelSet::portable runs the definition above as plain loops, the
-// vector sets the x86 kernels (the avx2 set has none for Q3_K and Q2_K: the
-// loops run under it): the same bits. Another weight kind or a
-// mismatched input is an Error.
+// vector sets the x86 kernels for every K type: the same bits. Another weight
+// kind or a mismatched input is an Error.
 void kquant_q8_k_matvec_rows(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                              int64_t row_begin, int64_t row_end, KernelSet kernel);
 // The batch: out[t * out_stride + r]; every (row, token) result equals
