@@ -1,14 +1,19 @@
 // Decode product rates: the weights and the quantized input are made once,
 // outside the timed loop, so the rate is the kernel's alone (a decode step
-// quantizes each input once for several matrices).
+// quantizes each input once for several matrices). Several threads run side
+// by side on their own rows, each phase started at a barrier, so their rates
+// add up to what the memory gives them together.
 #include "kernel_rates.hpp"
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
@@ -125,14 +130,15 @@ std::vector<std::byte> random_weights(DType dtype, int64_t rows, int64_t cols, u
 }
 
 Rates measure_decode(DType dtype, int64_t cols, int64_t bytes, KernelSet kernel, double seconds,
-                     int repeats) {
+                     int repeats, int threads) {
   const DTypeInfo& info = dtype_info(dtype);
   if (cols % info.block_values != 0) {
     throw Error("kernel rates: cols " + std::to_string(cols) + " is not a multiple of " +
                 to_string(dtype) + "'s block of " + std::to_string(info.block_values));
   }
   const int64_t row_bytes = cols / info.block_values * info.block_bytes;
-  const int64_t rows = std::max<int64_t>(1, bytes / row_bytes);
+  if (threads < 1) throw Error("kernel rates: threads must be at least 1");
+  const int64_t rows = std::max<int64_t>(threads, bytes / row_bytes);
   const std::vector<std::byte> data = random_weights(dtype, rows, cols, 0x9E3779B97F4A7C15ull);
   const Tensor w = Tensor::view("w", dtype, {rows, cols}, data);
 
@@ -154,14 +160,67 @@ Rates measure_decode(DType dtype, int64_t cols, int64_t bytes, KernelSet kernel,
 
   matvec_rows(out, w, in, 0, rows, kernel);  // warm: pages touched, caches filled
   uint64_t sink = read_words(data);
-  const auto bytes_per_call = static_cast<double>(rows * row_bytes);
+
+  // Thread k: rows [k * rows / threads, (k + 1) * rows / threads) in whole
+  // 16-row groups, as the backends split a product; its read covers its own
+  // rows' bytes. A thread that fails drops out of the barrier, so the others
+  // finish; its error is thrown once all have joined.
+  const int64_t unit = rows >= 16 * threads ? 16 : 1;
+  std::vector<std::vector<double>> product(static_cast<size_t>(threads));
+  std::vector<std::vector<double>> reads(static_cast<size_t>(threads));
+  std::vector<uint64_t> sinks(static_cast<size_t>(threads));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::barrier phase(threads);
+  const auto work = [&](int k) {
+    const auto at = [&](int j) { return j == threads ? rows : rows * j / threads / unit * unit; };
+    const int64_t r0 = at(k), r1 = at(k + 1);
+    const std::span<float> y(out.data() + r0, static_cast<size_t>(r1 - r0));
+    const std::span<const std::byte> mine(data.data() + r0 * row_bytes,
+                                          static_cast<size_t>((r1 - r0) * row_bytes));
+    const auto bytes_per_call = static_cast<double>(mine.size());
+    uint64_t& mine_sink = sinks[static_cast<size_t>(k)];
+    try {
+      for (int rep = 0; rep < repeats; ++rep) {
+        // Product then read, each repeat: both see the same load on a shared machine.
+        phase.arrive_and_wait();
+        product[static_cast<size_t>(k)].push_back(
+            rate(seconds, bytes_per_call, [&] { matvec_rows(y, w, in, r0, r1, kernel); }));
+        phase.arrive_and_wait();
+        reads[static_cast<size_t>(k)].push_back(
+            rate(seconds, bytes_per_call, [&] { mine_sink += read_words(mine); }));
+      }
+    } catch (...) {
+      errors[static_cast<size_t>(k)] = std::current_exception();
+      phase.arrive_and_drop();
+    }
+  };
+  std::vector<std::jthread> others;
+  try {
+    for (int k = 1; k < threads; ++k) others.emplace_back(work, k);
+  } catch (...) {
+    // The threads never started, and this one, leave the barrier to those running.
+    for (auto k = static_cast<int>(others.size()) + 1; k < threads; ++k) phase.arrive_and_drop();
+    phase.arrive_and_drop();
+    throw;  // `others` join as they go out of scope
+  }
+  work(0);
+  others.clear();  // joined
+
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+
   Rates r;
   for (int rep = 0; rep < repeats; ++rep) {
-    // Product then read, each repeat: both see the same load on a shared machine.
-    r.product_gbps.push_back(
-        rate(seconds, bytes_per_call, [&] { matvec_rows(out, w, in, 0, rows, kernel); }));
-    r.read_gbps.push_back(rate(seconds, bytes_per_call, [&] { sink += read_words(data); }));
+    double p = 0, q = 0;
+    for (int k = 0; k < threads; ++k) {
+      p += product[static_cast<size_t>(k)][static_cast<size_t>(rep)];
+      q += reads[static_cast<size_t>(k)][static_cast<size_t>(rep)];
+    }
+    r.product_gbps.push_back(p);
+    r.read_gbps.push_back(q);
   }
+  for (uint64_t v : sinks) sink += v;
   // Kept observable so the reads are not optimized away.
   if (sink == 1) out[0] += 0.0f;
   if (!std::isfinite(out[0])) throw Error("kernel rates: the product is not finite");

@@ -1,6 +1,7 @@
 // llama-kernel-rates: each weight dtype's decode product rate (GB/s of weight
-// bytes, one thread) with the matrix in L2 and streamed from DRAM, next to a
-// plain streaming read of the streamed matrix's buffer (the roofline a thread).
+// bytes, on one thread or several sharing the rows) with the matrix in L2 and
+// streamed from DRAM, next to a plain streaming read of the streamed matrix's
+// buffer on as many threads (the roofline).
 // L2 rate below the read rate: the kernel is compute-bound. L2 far above DRAM
 // and DRAM below the read rate: the way it reads memory is the limit.
 #include <algorithm>
@@ -30,6 +31,7 @@ struct Options {
   llama::KernelSet kernel = llama::KernelSet::portable;
   double seconds = 0.3;
   int repeats = 3;
+  int threads = 1;
   int64_t l2_bytes = 256 << 10;
   int64_t dram_bytes = int64_t{512} << 20;
   bool help = false;
@@ -72,6 +74,8 @@ Options parse(const std::vector<std::string>& args) {
       "best (LLAMA_Q8_KERNEL, LLAMA_CPU_LEVEL apply), portable, avx512-vnni, avx2, avx-vnni")(
       "seconds,s", po::value(&o.seconds)->value_name("S"), "time per repeat (default 0.3)")(
       "repeats,r", po::value(&o.repeats)->value_name("N"), "repeats per rate (default 3)")(
+      "threads,j", po::value(&o.threads)->value_name("N"),
+      "threads sharing each matrix's rows, started together (default 1)")(
       "l2-kib", po::value(&l2_kib)->value_name("N"), "cache-resident matrix size (default 256)")(
       "dram-mib", po::value(&dram_mib)->value_name("N"), "streamed matrix size (default 512)")(
       "help,h", "show this help");
@@ -97,6 +101,8 @@ Options parse(const std::vector<std::string>& args) {
     throw llama::cli::UsageError("--seconds: must be in [0, 60]");
   if (o.repeats < 1 || o.repeats > 1000)
     throw llama::cli::UsageError("--repeats: must be in [1, 1000]");
+  if (o.threads < 1 || o.threads > 256)
+    throw llama::cli::UsageError("--threads: must be in [1, 256]");
   if (l2_kib < 1 || l2_kib > (1 << 20))
     throw llama::cli::UsageError("--l2-kib: must be in [1, 1048576]");
   if (dram_mib < 1 || dram_mib > (1 << 16))
@@ -121,14 +127,17 @@ int run(const Options& o) {
     std::cout << o.help_text;
     return 0;
   }
-  std::cout << "cols " << o.cols << ", 1 thread, L2 matrix " << (o.l2_bytes >> 10)
-            << " KiB, DRAM matrix " << (o.dram_bytes >> 20) << " MiB, " << o.repeats << " x "
-            << o.seconds << " s of CPU time; GB/s median (min-max)\n";
+  std::cout << "cols " << o.cols << ", " << o.threads << (o.threads == 1 ? " thread" : " threads")
+            << " (GB/s summed over them), L2 matrix " << (o.l2_bytes >> 10)
+            << " KiB a thread, DRAM matrix " << (o.dram_bytes >> 20) << " MiB, " << o.repeats
+            << " x " << o.seconds << " s of CPU time; GB/s median (min-max)\n";
   std::cout << "type\tkernel\tL2 GB/s\tDRAM GB/s\tread GB/s\tL2/read\tDRAM/read\n";
   for (llama::DType d : o.types) {
     double l2 = 0, dram = 0, read = 0;
-    const Rates in_l2 = measure_decode(d, o.cols, o.l2_bytes, o.kernel, o.seconds, o.repeats);
-    const Rates in_dram = measure_decode(d, o.cols, o.dram_bytes, o.kernel, o.seconds, o.repeats);
+    const Rates in_l2 = measure_decode(d, o.cols, o.l2_bytes * o.threads, o.kernel, o.seconds,
+                                       o.repeats, o.threads);
+    const Rates in_dram =
+        measure_decode(d, o.cols, o.dram_bytes, o.kernel, o.seconds, o.repeats, o.threads);
     const std::string l2_text = spread(in_l2.product_gbps, l2);
     const std::string dram_text = spread(in_dram.product_gbps, dram);
     const std::string read_text = spread(in_dram.read_gbps, read);
