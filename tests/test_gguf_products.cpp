@@ -318,6 +318,30 @@ TEST_CASE(
       }
 }
 
+TEST_CASE("block products: Q8_0 and Q4_0 rows longer than 4096 blocks match the portable loop",
+          "[gguf][kernels]") {
+  // The VNNI decode kernels keep x's per-block corrections on the stack up to
+  // 4096 blocks and on the heap past that: a row of 4100 blocks takes the heap,
+  // through the 16-row lanes and the single rows after them.
+  const int64_t rows = 19, cols = 4100 * 32;
+  for (BlockKind kind : {BlockKind::q8_0, BlockKind::q4_0}) {
+    const auto bytes = random_blocks(kind, rows, cols, 23);
+    const BlockMatrix w{bytes, rows, cols, kind};
+    std::vector<int8_t> values(cols);
+    std::vector<float> scales(cols / 32);
+    llama::quantize_activations_q8_0_blocks(random_vector(cols, 29), values, scales);
+    const llama::Q8View x(values, scales, 32);
+    std::vector<float> want(rows);
+    llama::q8_0_blocks_matvec_rows(want, w, x, 0, rows, llama::KernelSet::portable);
+    for (auto kernel : llama::test::runnable_kernel_sets("block products")) {
+      INFO(llama::to_string(kind) << " " << llama::to_string(kernel));
+      std::vector<float> got(rows);
+      llama::q8_0_blocks_matvec_rows(got, w, x, 0, rows, kernel);
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
+    }
+  }
+}
+
 TEST_CASE(
     "block products: the Q4_0 batch equals one vector at a time for any batch size and row "
     "range",

@@ -24,7 +24,6 @@
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/x86/gguf_rows16_vnni.hpp"
 #include "llama/kernels/numbers/half.hpp"
-#include "llama/uninitialized_array.hpp"
 
 namespace llama::detail {
 namespace {
@@ -199,11 +198,8 @@ LLAMA_BLOCKS_VNNI void q8_0_blocks_matvec_rows_vnni(std::span<float> out, const 
                                                     int64_t row_end) {
   const int64_t blocks = w.cols / 32;
   // 128 * sum of each block of x: what the u8 flip adds to every row's dot.
-  // On the stack up to 4096 blocks (131072 columns): decode allocates nothing.
-  alignas(64) int32_t stack[4096];
-  UninitializedArray<int32_t> heap(blocks > 4096 ? static_cast<size_t>(blocks) : 0);
-  int32_t* corr = blocks > 4096 ? heap.data() : stack;
-  x_block_corrections(x.values.data(), blocks, 128, corr);
+  const XBlockCorrections corrections(x.values.data(), blocks, 128);
+  const int32_t* corr = corrections.data();
   int64_t r = row_begin;
   const int64_t row_bytes = w.row_bytes();
   for (; r + 16 <= row_end; r += 16) {

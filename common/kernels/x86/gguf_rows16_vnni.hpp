@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "kernels/x86/int8_vnni_ops.hpp"
+#include "llama/uninitialized_array.hpp"
 
 // vnni's operations plus 256-bit vpdpbusd (AVX-512 VL).
 #define LLAMA_BLOCKS_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -40,6 +41,27 @@ LLAMA_BLOCKS_VNNI inline void x_block_corrections(const int8_t* xv, int64_t bloc
     corr[b] = offset * reduce_add256(s);
   }
 }
+
+// x_block_corrections of x's blocks, on the stack up to 4096 blocks (131072
+// columns), so decode allocates nothing; longer rows' on the heap.
+class XBlockCorrections {
+ public:
+  LLAMA_BLOCKS_VNNI XBlockCorrections(const int8_t* xv, int64_t blocks, int32_t offset)
+      : heap_(blocks > kStackBlocks ? static_cast<size_t>(blocks) : 0),
+        corr_(blocks > kStackBlocks ? heap_.data() : stack_) {
+    x_block_corrections(xv, blocks, offset, corr_);
+  }
+  XBlockCorrections(const XBlockCorrections&) = delete;
+  XBlockCorrections& operator=(const XBlockCorrections&) = delete;
+
+  const int32_t* data() const { return corr_; }  // i32 [blocks]
+
+ private:
+  static constexpr int64_t kStackBlocks = 4096;
+  alignas(64) int32_t stack_[kStackBlocks];
+  UninitializedArray<int32_t> heap_;
+  int32_t* corr_;
+};
 
 // A Q4_0 row's blocks b and (when `pair`) b + 1 as u8 values 0..15 (the
 // codes, w + 8) in x's order: [b's low nibbles (values 0..15), b's high ones

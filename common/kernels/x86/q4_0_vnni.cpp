@@ -12,7 +12,6 @@
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/x86/gguf_rows16_vnni.hpp"
 #include "llama/kernels/numbers/half.hpp"
-#include "llama/uninitialized_array.hpp"
 
 namespace llama::detail {
 namespace {
@@ -127,12 +126,9 @@ LLAMA_BLOCKS_VNNI void q4_0_matvec_rows_vnni(std::span<float> out, const BlockMa
                                              const Q8View& x, int64_t row_begin, int64_t row_end) {
   const int64_t blocks = w.cols / 32;
   // 8 * sum of each block of x: the codes are w + 8, so this comes off every
-  // row's dot. On the stack up to 4096 blocks (131072 columns): decode
-  // allocates nothing.
-  alignas(64) int32_t stack[4096];
-  UninitializedArray<int32_t> heap(blocks > 4096 ? static_cast<size_t>(blocks) : 0);
-  int32_t* corr = blocks > 4096 ? heap.data() : stack;
-  x_block_corrections(x.values.data(), blocks, 8, corr);
+  // row's dot.
+  const XBlockCorrections corrections(x.values.data(), blocks, 8);
+  const int32_t* corr = corrections.data();
   // x in halves for q4_0_rows16_quads (i8 [blocks / 4, 2, 64]), kept per
   // thread from call to call: decode allocates nothing once it has run.
   thread_local std::vector<int8_t> halves_buffer;
