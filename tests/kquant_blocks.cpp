@@ -3,6 +3,7 @@
 #include "kquant_blocks.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <type_traits>
@@ -115,13 +116,15 @@ IntBlock int_block_2(const std::byte* p) {
 std::vector<size_t> kquant_scale_fields(BlockKind kind) {
   switch (kind) {
     case BlockKind::q6_k:
-      return {208};
+      return {offsetof(BlockQ6_K, d)};
     case BlockKind::q3_k:
-      return {108};
+      return {offsetof(BlockQ3_K, d)};
     case BlockKind::q2_k:
-      return {80, 82};
-    default:  // Q4_K, Q5_K
-      return {0, 2};
+      return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
+    case BlockKind::q5_k:
+      return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
+    default:  // Q4_K
+      return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
   }
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <exception>
@@ -17,6 +18,9 @@
 
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/product_table.hpp"
+#include "llama/kernels/numbers/gguf_blocks.hpp"
+#include "llama/kernels/numbers/legacy_blocks.hpp"
+#include "llama/kernels/numbers/low_kquant_blocks.hpp"
 
 namespace llama::bench {
 namespace {
@@ -28,24 +32,29 @@ uint64_t next(uint64_t& s) {  // xorshift64*: fast enough for 512 MiB of weights
   return s * 2685821657736338717ull;
 }
 
-// Byte offsets of the f16 fields in one block (ggml's layouts, ggml-common.h).
+// Byte offsets of the f16 fields in one block, from the library's block layouts.
 std::vector<int64_t> f16_offsets(DType dtype) {
   switch (dtype) {
     case DType::block_q8_0:
+      return {offsetof(BlockQ8_0, d)};
     case DType::q4_0:
+      return {offsetof(BlockQ4_0, d)};
     case DType::q5_0:
-      return {0};
+      return {offsetof(BlockQ5_0, d)};
     case DType::q4_1:
+      return {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)};
     case DType::q5_1:
+      return {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)};
     case DType::q4_k:
+      return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
     case DType::q5_k:
-      return {0, 2};
+      return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
     case DType::q2_k:
-      return {80, 82};
+      return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
     case DType::q3_k:
-      return {108};
+      return {offsetof(BlockQ3_K, d)};
     case DType::q6_k:
-      return {208};
+      return {offsetof(BlockQ6_K, d)};
     default:
       return {};
   }

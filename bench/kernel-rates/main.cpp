@@ -127,10 +127,11 @@ int run(const Options& o) {
     std::cout << o.help_text;
     return 0;
   }
-  std::cout << "cols " << o.cols << ", " << o.threads << (o.threads == 1 ? " thread" : " threads")
-            << " (GB/s summed over them), L2 matrix " << (o.l2_bytes >> 10)
-            << " KiB a thread, DRAM matrix " << (o.dram_bytes >> 20) << " MiB, " << o.repeats
-            << " x " << o.seconds << " s of CPU time; GB/s median (min-max)\n";
+  std::cout << "cols " << o.cols << ", " << o.threads
+            << (o.threads == 1 ? " thread" : " threads (GB/s summed over them)") << ", L2 matrix "
+            << (o.l2_bytes >> 10) << " KiB a thread, DRAM matrix " << (o.dram_bytes >> 20)
+            << " MiB, " << o.repeats << " x " << o.seconds
+            << " s of CPU time; GB/s median (min-max)\n";
   std::cout << "type\tkernel\tL2 GB/s\tDRAM GB/s\tread GB/s\tL2/read\tDRAM/read\n";
   for (llama::DType d : o.types) {
     double l2 = 0, dram = 0, read = 0;
