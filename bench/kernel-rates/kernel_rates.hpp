@@ -30,8 +30,8 @@ struct Rates {
 // columns and about `bytes` bytes (at least one row per thread) until
 // `seconds` of CPU time pass, then a plain read of the same buffer as long,
 // `repeats` times after one warm call of each. `threads` threads each take
-// an equal slice of whole rows (the backends' split; each slice stays in its
-// core's L2 when the matrix does) and start each timed phase together. CPU
+// an equal slice of whole rows (the backends' split; a slice no larger than
+// an L2 stays in its core's) and start each timed phase together. CPU
 // time, not wall time: on a shared machine a thread is descheduled at times,
 // and that is not the kernel's speed (llama-bench's bandwidth roofline uses
 // wall time, so its measure_bandwidth is not reused here).
