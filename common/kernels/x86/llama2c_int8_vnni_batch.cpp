@@ -17,6 +17,7 @@
 
 #include "kernels/products/llama2c_int8_kernels.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
+#include "kernels/x86/tile_table.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 #include "llama/uninitialized_array.hpp"
 
@@ -248,17 +249,9 @@ LLAMA_VNNI void store(const Floats16* res, const Packed& p, int64_t rows, float*
 
 using TileFn = void (*)(const Job&, int64_t, int64_t);
 
-template <int R, size_t... B>
-constexpr std::array<TileFn, sizeof...(B)> tiles_of_rows(std::index_sequence<B...>) {
-  return {&tile<R, int(B) + 1>...};
-}
-template <size_t... R>
-constexpr std::array<std::array<TileFn, kBlocks>, sizeof...(R)> all_tiles(
-    std::index_sequence<R...>) {
-  return {tiles_of_rows<int(R) + 1>(std::make_index_sequence<kBlocks>{})...};
-}
 // kTiles[R - 1][B - 1] is tile<R, B>: the edges of a call take smaller tiles.
-constexpr auto kTiles = all_tiles(std::make_index_sequence<kRows>{});
+constexpr auto kTiles =
+    tile_table<TileFn, kRows, kBlocks>([]<int R, int B>() -> TileFn { return &tile<R, B>; });
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
+#include "kernels/x86/tile_table.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
 
 namespace llama::detail {
@@ -173,17 +174,9 @@ LLAMA_Q4_VNNI void tile(const Job& j, int64_t p0, int64_t t0) {
 
 using TileFn = void (*)(const Job&, int64_t, int64_t);
 
-template <int P, size_t... T>
-constexpr std::array<TileFn, sizeof...(T)> tiles_of_panels(std::index_sequence<T...>) {
-  return {&tile<P, int(T) + 1>...};
-}
-template <size_t... P>
-constexpr std::array<std::array<TileFn, kTokens>, sizeof...(P)> all_tiles(
-    std::index_sequence<P...>) {
-  return {tiles_of_panels<int(P) + 1>(std::make_index_sequence<kTokens>{})...};
-}
 // kTiles[P - 1][T - 1] is tile<P, T>: the edges of a tile take smaller ones.
-constexpr auto kTiles = all_tiles(std::make_index_sequence<kPanels>{});
+constexpr auto kTiles =
+    tile_table<TileFn, kPanels, kTokens>([]<int P, int T>() -> TileFn { return &tile<P, T>; });
 
 }  // namespace
 
