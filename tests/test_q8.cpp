@@ -508,6 +508,91 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
   }
 }
 
+TEST_CASE("the avx2 sets' batch kernel agrees with the portable one bit for bit", "[q8]") {
+  // The avx2 sets' batch kernel packs 8 vectors per register, runs tiles of
+  // 2 rows x 3 blocks of 8 and passes over 64 rows at a time: every count
+  // from 1 to 20 and 37 (partial blocks; below 4 the vectors go one by one),
+  // group sizes of 32 and 64, 12 and 100 (a last quad run short of 32 columns),
+  // 3 (not a multiple of 4: one by one), row ranges not starting at 0 or
+  // ending on a tile; and extreme values: every product 127 x 127 or
+  // -128 x -127 (vpmaddubsw's pairs at their largest), all-zero groups.
+  std::vector<KernelSet> sets;
+  for (const KernelSet k : {KernelSet::avx2, KernelSet::avx_vnni}) {
+    if (kernel_set_available(k)) {
+      sets.push_back(k);
+    } else {
+      WARN("this CPU does not run the " << to_string(k) << " kernel set: not checked");
+    }
+  }
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 70, stride = rows + 3;  // out rows are padded: padding stays untouched
+  struct Shape {
+    int64_t gs, groups;
+    int extreme;  // 0 random; 1 all 127 x 127; 2 all -128 x -127; 3 +-127 with random signs
+  };
+  for (const Shape shape : {Shape{32, 7, 0}, Shape{64, 5, 0}, Shape{12, 5, 0}, Shape{100, 3, 0},
+                            Shape{3, 6, 0}, Shape{32, 4, 1}, Shape{64, 3, 2}, Shape{32, 5, 3}}) {
+    const int64_t gs = shape.gs, cols = gs * shape.groups;
+    std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+    for (auto& b : w) {
+      b = static_cast<int8_t>(shape.extreme == 1   ? 127
+                              : shape.extreme == 2 ? -128
+                              : shape.extreme == 3 ? (byte(rng) < 0 ? -127 : 127)
+                                                   : byte(rng));  // -128 included
+    }
+    std::vector<float> ws(static_cast<size_t>(rows * shape.groups));
+    for (auto& s : ws) s = std::abs(normal(rng)) * 0.01f;
+    const QuantizedTensor wt{w, ws, gs};
+    std::vector<int64_t> counts;
+    for (int64_t n = 1; n <= 20; ++n) counts.push_back(n);
+    counts.push_back(37);
+    for (const int64_t n : counts) {
+      std::vector<Q8Vector> batch;
+      std::vector<int8_t> values;  // the same batch back to back, i8 [n, cols]
+      std::vector<float> scales;   // f32 [n, groups]
+      for (int64_t t = 0; t < n; ++t) {
+        std::vector<float> x(static_cast<size_t>(cols));
+        for (auto& v : x) {
+          const float m = float(t % 5 + 1);
+          v = shape.extreme == 1   ? m
+              : shape.extreme == 2 ? -m
+              : shape.extreme == 3 ? (normal(rng) < 0 ? -m : m)
+                                   : normal(rng) * m;
+        }
+        if (t % 7 == 3) std::fill(x.begin(), x.begin() + gs, 0.0f);  // an all-zero group
+        batch.push_back(quantized(x, gs));
+        values.insert(values.end(), batch.back().values.begin(), batch.back().values.end());
+        scales.insert(scales.end(), batch.back().scales.begin(), batch.back().scales.end());
+      }
+      if (shape.extreme != 0) {
+        const int8_t want_value = shape.extreme == 2 ? -127 : 127;
+        // (The first group may be the all-zero one.)
+        CHECK(std::abs(int{batch.back().values.back()}) == 127);
+        if (shape.extreme != 3) CHECK(batch.back().values.back() == want_value);
+      }
+      const Q8BatchView view{values, scales, cols, gs};
+      for (const auto& [r0, r1] :
+           {std::pair<int64_t, int64_t>{0, rows}, {3, 40}, {7, 8}, {5, 69}, {1, 66}}) {
+        const auto size = static_cast<size_t>(n * stride);
+        std::vector<float> want(size, -1.0f);
+        q8_matmat_rows(want, stride, wt, batch, r0, r1, KernelSet::portable);
+        for (const KernelSet k : sets) {
+          INFO(to_string(k) << ", group size " << gs << ", cols " << cols << ", vectors " << n
+                            << ", rows [" << r0 << ", " << r1 << "), extreme " << shape.extreme);
+          std::vector<float> got(size, -1.0f);
+          q8_matmat_rows(got, stride, wt, batch, r0, r1, k);
+          CHECK(got == want);
+          std::fill(got.begin(), got.end(), -1.0f);
+          q8_matmat_rows(got, stride, wt, view, r0, r1, k);
+          CHECK(got == want);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("a back-to-back Q8_0 batch must be whole vectors", "[q8]") {
   const std::vector<int8_t> w(8, 1), values(12, 1);
   const std::vector<float> ws(2, 1.0f), scales(3, 1.0f);

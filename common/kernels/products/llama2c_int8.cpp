@@ -2,7 +2,8 @@
 // at a time where the CPU has AVX-512: x86/llama2c_int8_quantize.cpp), the
 // portable int8 matrix-vector and batch products, and the choice between them
 // and the AVX-512 VNNI ones (x86/llama2c_int8_vnni.cpp,
-// x86/llama2c_int8_vnni_batch.cpp), made at run time.
+// x86/llama2c_int8_vnni_batch.cpp) or the avx2 sets' batch body
+// (x86/llama2c_int8_avx2_batch.cpp), made at run time.
 #include "llama/kernels/products/llama2c_int8.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "kernels/products/llama2c_int8_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/dispatch/cpu_features.hpp"
+#include "llama/kernels/dispatch/kernel_set.hpp"
 #include "llama/kernels/x86/simd_target.hpp"
 
 namespace llama {
@@ -137,6 +139,15 @@ void matmat(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
   if (x.n == 0) return;
   if (kernel == KernelSet::avx512_vnni) {
     detail::q8_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
+#if LLAMA_HAVE_X86_TARGETS
+  } else if (runs_avx2_bodies(kernel)) {
+    require_kernel_set(kernel, "Q8_0 batch kernel");
+    if (kernel == KernelSet::avx_vnni) {
+      detail::q8_matmat_rows_avxvnni(out, out_stride, w, x, row_begin, row_end);
+    } else {
+      detail::q8_matmat_rows_avx2(out, out_stride, w, x, row_begin, row_end);
+    }
+#endif
   } else {
     detail::q8_matmat_rows_portable(out, out_stride, w, x, row_begin, row_end);
   }

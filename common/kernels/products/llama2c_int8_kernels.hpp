@@ -44,5 +44,21 @@ void q8_matmat_rows_portable(std::span<float> out, int64_t out_stride, const Qua
                              const Q8Batch& x, int64_t row_begin, int64_t row_end);
 void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
                          const Q8Batch& x, int64_t row_begin, int64_t row_end);
+// The same with AVX2 (x86/llama2c_int8_avx2_batch.cpp, KernelSet::avx2's
+// body) and with AVX-VNNI besides (KernelSet::avx_vnni's); bit-identical
+// results. The caller checks the CPU.
+void q8_matmat_rows_avx2(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                         const Q8Batch& x, int64_t row_begin, int64_t row_end);
+void q8_matmat_rows_avxvnni(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                            const Q8Batch& x, int64_t row_begin, int64_t row_end);
+// The same products combined in GGUF Q4_0's order, val = fma(float(dot),
+// w_scale * x_scale, val) per group (q8_input_row_dot_portable's), for Q4_0
+// rows unpacked to i8 (code - 8) and f32 scales in groups of 32.
+void q8_matmat_rows_q4_order_avx2(std::span<float> out, int64_t out_stride,
+                                  const QuantizedTensor& w, const Q8Batch& x, int64_t row_begin,
+                                  int64_t row_end);
+void q8_matmat_rows_q4_order_avxvnni(std::span<float> out, int64_t out_stride,
+                                     const QuantizedTensor& w, const Q8Batch& x, int64_t row_begin,
+                                     int64_t row_end);
 
 }  // namespace llama::detail
