@@ -510,7 +510,7 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
 
 TEST_CASE("the avx2 sets' batch kernel agrees with the portable one bit for bit", "[q8]") {
   // The avx2 sets' batch kernel packs 8 vectors per register, runs tiles of
-  // 2 rows x 3 blocks of 8 and passes over 64 rows at a time: every count
+  // 3 rows x 3 blocks of 8 and passes over 64 rows at a time: every count
   // from 1 to 20 and 37 (partial blocks; below 4 the vectors go one by one),
   // group sizes of 32 and 64, 12 and 100 (a last quad run short of 32 columns),
   // 3 (not a multiple of 4: one by one), row ranges not starting at 0 or
@@ -574,7 +574,7 @@ TEST_CASE("the avx2 sets' batch kernel agrees with the portable one bit for bit"
       }
       const Q8BatchView view{values, scales, cols, gs};
       for (const auto& [r0, r1] :
-           {std::pair<int64_t, int64_t>{0, rows}, {3, 40}, {7, 8}, {5, 69}, {1, 66}}) {
+           {std::pair<int64_t, int64_t>{0, rows}, {3, 40}, {7, 8}, {5, 69}, {1, 66}, {2, 10}}) {
         const auto size = static_cast<size_t>(n * stride);
         std::vector<float> want(size, -1.0f);
         q8_matmat_rows(want, stride, wt, batch, r0, r1, KernelSet::portable);
