@@ -347,20 +347,24 @@ TEST_CASE(
     "range",
     "[gguf][kernels]") {
   // The VNNI batch kernel holds 16 rows in the lanes and a few panels x tokens
-  // per register tile, repacking 64 rows at a time: batches of 1 to 13 tokens
-  // and ranges inside, across and off those boundaries (a single row, part of
-  // a panel, panels plus a partial one, more than one repacked tile), odd and
-  // even block counts.
+  // per register tile, repacking 64 rows at a time; the avx2 sets' int8 batch
+  // kernel (from 4 tokens) 8 tokens in the lanes, 3 rows x 3 blocks of 8 per
+  // tile, 64 rows at a time within 256-row unpacked tiles: batches of 1 to 13,
+  // 17 and 37 tokens and ranges inside, across and off those boundaries (a
+  // single row, part of a panel, panels plus a partial one, more than one
+  // repacked tile), odd and even block counts.
   for (const int64_t cols : {32, 96, 1056})
-    for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni}) {
+    for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni,
+                        llama::KernelSet::avx2, llama::KernelSet::avx_vnni}) {
       if (!llama::kernel_set_available(kernel)) {
-        WARN("this CPU has no AVX-512 VNNI: only the portable Q4_0 batch is tested");
+        WARN("this CPU does not run the " << llama::to_string(kernel)
+                                          << " kernel set: its Q4_0 batch is not tested");
         continue;
       }
       const int64_t rows = 150;
       const auto bytes = random_blocks(BlockKind::q4_0, rows, cols, static_cast<uint32_t>(cols));
       const BlockMatrix w{bytes, rows, cols, BlockKind::q4_0};
-      for (const int64_t tokens : {1, 2, 5, 6, 7, 13}) {
+      for (const int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37}) {
         std::vector<int8_t> values(tokens * cols);
         std::vector<float> scales(tokens * cols / 32);
         for (int64_t t = 0; t < tokens; ++t) {

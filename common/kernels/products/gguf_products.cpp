@@ -1,6 +1,7 @@
 // Products with GGUF block weights: the portable kernels (the definitions the
 // SIMD ones reproduce), activation quantization as llama.cpp does it on x86,
-// the Q8_0 batch through the int8 batch kernel, and tile dequantization.
+// the Q8_0 batch (and Q4_0's at the avx2 sets) through the int8 batch
+// kernel, and tile dequantization.
 #include "llama/kernels/products/gguf_products.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "kernels/products/block_input_sizes.hpp"
 #include "kernels/products/gguf_kernels.hpp"
 #include "kernels/products/half_kernels.hpp"
+#include "kernels/products/llama2c_int8_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/numbers/gguf_blocks.hpp"
 #include "llama/kernels/numbers/half.hpp"
@@ -271,6 +273,20 @@ void unpack_q8_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t
   }
 }
 
+// Rows [row_begin, row_begin + n) of Q4_0 blocks into values (i8 [n, cols],
+// code - 8) and scales (f32 [n, cols / 32]).
+void unpack_q4_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
+                      float* scales) {
+  const int64_t blocks = w.cols / kQK;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::byte* row = w.row(row_begin + i);
+    for (int64_t b = 0; b < blocks; ++b) {
+      scales[i * blocks + b] =
+          block_values_of(BlockKind::q4_0, row, b, values + i * w.cols + b * kQK);
+    }
+  }
+}
+
 // The AVX-512 kernels run where the caller asked for them (KernelSet::avx512_vnni,
 // which best_kernel_set() gives only when the CPU has them and LLAMA_CPU_LEVEL
 // allows avx512).
@@ -373,10 +389,16 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
     detail::q4_0_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
     return;
   }
-  if (w.kind == BlockKind::q4_0) {
+  const int64_t n_vectors = n_values / w.cols;
+  // Q4_0 at the avx2 sets: rows unpacked to i8 as Q8_0's are, through the int8
+  // batch kernel combining in Q4_0's order (llama2c_int8_kernels.hpp), from as many
+  // vectors as that kernel packs into lanes.
+  constexpr int64_t kMinQ4Batch = 4;
+  const bool q4_batch = w.kind == BlockKind::q4_0 && n_vectors >= kMinQ4Batch &&
+                        LLAMA_HAVE_X86_TARGETS && avx2_kernels(kernel);
+  if (w.kind == BlockKind::q4_0 && !q4_batch) {
     // The decode kernel per (row tile, vector): every result is
-    // q8_0_blocks_matvec_rows' bit for bit (the int8 batch kernel combines
-    // scales in Q8_0's order, not Q4_0's), and a tile of 64 rows stays in
+    // q8_0_blocks_matvec_rows' bit for bit, and a tile of 64 rows stays in
     // L1/L2 while the vectors pass over it.
     constexpr int64_t kTileRows = 64;
     const int64_t blocks = w.cols / kQK;
@@ -414,7 +436,9 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   }
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
     const int64_t n = std::min(tile, row_end - r0);
-    if (avx512_kernels(kernel)) {
+    if (q4_batch) {
+      unpack_q4_0_rows(w, r0, n, values.data(), scales.data());
+    } else if (avx512_kernels(kernel)) {
       detail::unpack_q8_0_rows_vnni(w, r0, n, values.data(), scales.data());
     } else {
       unpack_q8_0_rows(w, r0, n, values.data(), scales.data());
@@ -422,7 +446,24 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
     const QuantizedTensor tile{{values.data(), static_cast<size_t>(n * w.cols)},
                                {scales.data(), static_cast<size_t>(n * blocks)},
                                kQK};
-    q8_matmat_rows(out.subspan(static_cast<size_t>(r0)), out_stride, tile, x, 0, n, kernel);
+    const std::span<float> tile_out = out.subspan(static_cast<size_t>(r0));
+    if (!q4_batch) {
+      q8_matmat_rows(tile_out, out_stride, tile, x, 0, n, kernel);
+      continue;
+    }
+#if LLAMA_HAVE_X86_TARGETS
+    detail::Q8Batch batch;
+    batch.values = x.values.data();
+    batch.scales = x.scales.data();
+    batch.n = n_vectors;
+    batch.cols = w.cols;
+    batch.group_size = kQK;
+    if (kernel == KernelSet::avx_vnni) {
+      detail::q8_matmat_rows_q4_order_avxvnni(tile_out, out_stride, tile, batch, 0, n);
+    } else {
+      detail::q8_matmat_rows_q4_order_avx2(tile_out, out_stride, tile, batch, 0, n);
+    }
+#endif
   }
 }
 
