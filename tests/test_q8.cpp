@@ -148,7 +148,7 @@ TEST_CASE("weights are quantized as export.py does", "[q8]") {
   CHECK(out == std::vector<float>{5.0f, -10.0f, 7.5f, -10.0f});
 }
 
-TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
+TEST_CASE("portable, avx2 and VNNI int8 kernels agree bit for bit", "[q8]") {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(-128, 127);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -172,12 +172,20 @@ TEST_CASE("portable and VNNI int8 kernels agree bit for bit", "[q8]") {
     std::vector<float> portable(static_cast<size_t>(rows));
     q8_matvec_rows(portable, wt, xq, 0, rows, KernelSet::portable);
     CHECK(portable == want);
-    if (kernel_set_available(KernelSet::avx2)) {  // no int8 body of its own: the portable loops
-      std::vector<float> avx2(static_cast<size_t>(rows));
-      q8_matvec_rows(avx2, wt, xq, 0, rows, KernelSet::avx2);
-      CHECK(avx2 == want);
-    } else {
-      WARN("this CPU does not run the avx2 kernel set: not checked");
+    // The avx2 sets: 8 rows at a time for group sizes of whole 32-byte
+    // vectors (37 rows: four blocks of 8 and 5), the portable loop otherwise.
+    for (const KernelSet k : {KernelSet::avx2, KernelSet::avx_vnni}) {
+      if (!kernel_set_available(k)) {
+        WARN("this CPU does not run the " << to_string(k) << " kernel set: not checked");
+        continue;
+      }
+      INFO(to_string(k));
+      std::vector<float> got(static_cast<size_t>(rows));
+      q8_matvec_rows(got, wt, xq, 0, rows, k);
+      CHECK(got == want);
+      std::vector<float> part(11);  // a range off the 8-row blocks
+      q8_matvec_rows(part, wt, xq, 3, 14, k);
+      CHECK(std::equal(part.begin(), part.end(), want.begin() + 3));
     }
     if (vnni) {
       std::vector<float> fast(static_cast<size_t>(rows));

@@ -2,8 +2,9 @@
 // at a time where the CPU has AVX-512: x86/llama2c_int8_quantize.cpp), the
 // portable int8 matrix-vector and batch products, and the choice between them
 // and the AVX-512 VNNI ones (x86/llama2c_int8_vnni.cpp,
-// x86/llama2c_int8_vnni_batch.cpp) or the avx2 sets' batch body
-// (x86/llama2c_int8_avx2_batch.cpp), made at run time.
+// x86/llama2c_int8_vnni_batch.cpp) or the avx2 sets' bodies
+// (x86/llama2c_int8_avx2.cpp, x86/llama2c_int8_avx2_batch.cpp), made at run
+// time.
 #include "llama/kernels/products/llama2c_int8.hpp"
 
 #include <algorithm>
@@ -127,6 +128,15 @@ void q8_matvec_rows(std::span<float> out, const QuantizedTensor& w, const Q8View
                     int64_t row_begin, int64_t row_end, KernelSet kernel) {
   if (kernel == KernelSet::avx512_vnni) {
     detail::q8_matvec_rows_vnni(out, w, x, row_begin, row_end);
+#if LLAMA_HAVE_X86_TARGETS
+  } else if (runs_avx2_bodies(kernel)) {
+    require_kernel_set(kernel, "Q8_0 decode kernel");
+    if (kernel == KernelSet::avx_vnni) {
+      detail::q8_matvec_rows_avxvnni(out, w, x, row_begin, row_end);
+    } else {
+      detail::q8_matvec_rows_avx2(out, w, x, row_begin, row_end);
+    }
+#endif
   } else {
     detail::q8_matvec_rows_portable(out, w, x, row_begin, row_end);
   }

@@ -22,6 +22,14 @@ void q8_matvec_rows_portable(std::span<float> out, const QuantizedTensor& w, con
 void q8_matvec_rows_vnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
                          int64_t row_begin, int64_t row_end);
 
+// The same with AVX2 (x86/llama2c_int8_avx2.cpp, KernelSet::avx2's body) and
+// with AVX-VNNI besides (KernelSet::avx_vnni's); bit-identical results. The
+// caller checks the CPU.
+void q8_matvec_rows_avx2(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
+                         int64_t row_begin, int64_t row_end);
+void q8_matvec_rows_avxvnni(std::span<float> out, const QuantizedTensor& w, const Q8View& x,
+                            int64_t row_begin, int64_t row_end);
+
 // A batch of quantized vectors however the caller holds it: a span of
 // Q8Vector (`vectors`), or back to back (`values`, `scales`).
 struct Q8Batch {
