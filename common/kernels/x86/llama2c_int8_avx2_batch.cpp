@@ -284,9 +284,11 @@ LLAMA_AVX2_BODY void matmat(std::span<float> out, int64_t out_stride, const Quan
     one_by_one<kQ4>(out, out_stride, w, x, row_begin, row_end);
     return;
   }
-  // Per call, as the AVX-512 kernel's: the packing is the call's own, and a
-  // buffer of this size is reused from the allocator's free lists after the
-  // first call rather than mapped afresh.
+  // Buffers per call, as the AVX-512 kernel's: the packing belongs to the
+  // call (nothing to keep between calls or threads), and after the first
+  // call glibc serves a buffer of this size from its heap rather than
+  // mapping fresh pages (it raises its mmap threshold to a freed mapping's
+  // size), so no call pays page zeroing.
   Packed p;
   p.tokens = n;
   p.blocks = (n + 7) / 8;
