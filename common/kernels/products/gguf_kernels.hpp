@@ -23,6 +23,12 @@ void q8_0_blocks_matvec_rows_avx2(std::span<float> out, const BlockMatrix& w, co
 void q8_0_blocks_matvec_rows_avxvnni(std::span<float> out, const BlockMatrix& w, const Q8View& x,
                                      int64_t row_begin, int64_t row_end);
 
+// Rows [row_begin, row_begin + n) of Q4_0 blocks into values (i8 [n, cols],
+// code - 8) and scales (f32 [n, cols / 32]) with AVX2 (x86/gguf_q8_0_avx2.cpp);
+// the caller checks the CPU.
+void unpack_q4_0_rows_avx2(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
+                           float* scales);
+
 // q8_0_blocks_matmat_rows for Q4_0 with AVX-512 VNNI (x86/q4_0_vnni_batch.cpp):
 // every (row, token) result has q8_0_blocks_matvec_rows' bits; the caller
 // checks the CPU.

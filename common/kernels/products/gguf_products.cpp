@@ -273,20 +273,6 @@ void unpack_q8_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t
   }
 }
 
-// Rows [row_begin, row_begin + n) of Q4_0 blocks into values (i8 [n, cols],
-// code - 8) and scales (f32 [n, cols / 32]).
-void unpack_q4_0_rows(const BlockMatrix& w, int64_t row_begin, int64_t n, int8_t* values,
-                      float* scales) {
-  const int64_t blocks = w.cols / kQK;
-  for (int64_t i = 0; i < n; ++i) {
-    const std::byte* row = w.row(row_begin + i);
-    for (int64_t b = 0; b < blocks; ++b) {
-      scales[i * blocks + b] =
-          block_values_of(BlockKind::q4_0, row, b, values + i * w.cols + b * kQK);
-    }
-  }
-}
-
 // The AVX-512 kernels run where the caller asked for them (KernelSet::avx512_vnni,
 // which best_kernel_set() gives only when the CPU has them and LLAMA_CPU_LEVEL
 // allows avx512).
@@ -437,7 +423,9 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
   for (int64_t r0 = row_begin; r0 < row_end; r0 += tile) {
     const int64_t n = std::min(tile, row_end - r0);
     if (q4_batch) {
-      unpack_q4_0_rows(w, r0, n, values.data(), scales.data());
+#if LLAMA_HAVE_X86_TARGETS
+      detail::unpack_q4_0_rows_avx2(w, r0, n, values.data(), scales.data());
+#endif
     } else if (avx512_kernels(kernel)) {
       detail::unpack_q8_0_rows_vnni(w, r0, n, values.data(), scales.data());
     } else {

@@ -9,6 +9,7 @@
 // then runs its row's fma chain over the blocks in the definition's order.
 // A lane is one row alone, so a row's result does not depend on the others
 // in its group (rows past the range repeat the last row and are not stored).
+// Also Q4_0 rows unpacked to i8 for the int8 batch kernel (prefill).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -110,5 +111,23 @@ LLAMA_AVX2_BODY void LLAMA_AVX2_BODY_NAME(q8_0_blocks_matvec_rows)(std::span<flo
     }
   }
 }
+
+#if LLAMA_AVX2_BODY_VNNI == 0
+// Q4_0 rows to i8 (code - 8) and f32 scales for the avx2 sets' int8 batch
+// kernel (one copy: AVX-VNNI changes nothing here).
+LLAMA_AVX2_BODY void unpack_q4_0_rows_avx2(const BlockMatrix& w, int64_t row_begin, int64_t n,
+                                           int8_t* values, float* scales) {
+  const int64_t blocks = w.cols / kQK;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::byte* row = w.row(row_begin + i);
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint16_t d;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(values + i * w.cols + b * kQK),
+                          block_values<true>(row, b, d));
+      scales[i * blocks + b] = _cvtsh_ss(d);
+    }
+  }
+}
+#endif
 
 }  // namespace llama::detail
