@@ -242,11 +242,10 @@ LLAMA_AVX2_BODY void store(const Floats8* res, const Packed& p, int64_t rows, fl
   }
 }
 
-// The definition's loops, (row, token) by (row, token): for the calls the
-// tiles do not take.
-template <bool kQ4>
-void one_by_one(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
-                const Q8Batch& x, int64_t row_begin, int64_t row_end) {
+// Q4_0's definition, (row, token) by (row, token): for the calls the tiles do
+// not take. (Q8_0's order has a vector body of its own, the decode kernel.)
+void one_by_one_q4(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                   const Q8Batch& x, int64_t row_begin, int64_t row_end) {
   const int64_t cols = x.cols, gs = x.group_size, groups = cols / gs;
   for (int64_t r = row_begin; r < row_end; ++r) {
     const int8_t* wr = w.values.data() + r * cols;
@@ -258,8 +257,7 @@ void one_by_one(std::span<float> out, int64_t out_stride, const QuantizedTensor&
       for (int64_t g = 0; g < groups; ++g) {
         int32_t dot = 0;
         for (int64_t k = g * gs; k < (g + 1) * gs; ++k) dot += int32_t{wr[k]} * int32_t{xv[k]};
-        val = kQ4 ? std::fma(static_cast<float>(dot), ws[g] * xs[g], val)
-                  : std::fma(static_cast<float>(dot) * ws[g], xs[g], val);
+        val = std::fma(static_cast<float>(dot), ws[g] * xs[g], val);
       }
       out[size_t(t * out_stride + r)] = val;
     }
@@ -280,8 +278,18 @@ LLAMA_AVX2_BODY void matmat(std::span<float> out, int64_t out_stride, const Quan
   const int64_t cols = x.cols, gs = x.group_size, groups = cols / gs, n = x.n;
   if (row_end <= row_begin) return;
   if (gs % 4 != 0 || n < kMinBatch) {
-    // Groups that split a 4-byte lane, or too few vectors to fill the lanes.
-    one_by_one<kQ4>(out, out_stride, w, x, row_begin, row_end);
+    // Groups that split a 4-byte lane, or too few vectors to fill the lanes
+    // (a server's few sequences decoding together): vector by vector.
+    if constexpr (kQ4) {
+      one_by_one_q4(out, out_stride, w, x, row_begin, row_end);
+    } else {
+      for (int64_t t = 0; t < n; ++t) {
+        const Q8View xt({x.values_of(t), size_t(cols)}, {x.scales_of(t), size_t(groups)}, gs);
+        LLAMA_AVX2_BODY_NAME(q8_matvec_rows)
+        (out.subspan(size_t(t * out_stride + row_begin), size_t(row_end - row_begin)), w, xt,
+         row_begin, row_end);
+      }
+    }
     return;
   }
   // Buffers per call, as the AVX-512 kernel's: the packing belongs to the
