@@ -3,10 +3,13 @@
 // for KernelSet::avx_vnni by gguf_q8_0_avxvnni.cpp, x86/avx2_body.hpp).
 //
 // Eight rows at a time: per block, each row's int32 dot of 32 products
-// (|w| times x with w's sign, vpmaddubsw into int16 pairs of at most
-// 2 x 128 x 127, no saturation; then vpmaddwd; AVX-VNNI: vpdpbusd; integer sums are exact in any
-// order), the eight dots reduced into one register's lanes, and each lane
-// then runs its row's fma chain over the blocks in the definition's order.
+// (Q8_0: |w| times x with w's sign, vpmaddubsw into int16 pairs of at most
+// 2 x 128 x 127, no saturation; then vpmaddwd; AVX-VNNI: vpdpbusd. Q4_0: the
+// codes 0..15 themselves times x, pairs of at most 2 x 15 x 127, from an
+// accumulator at -8 * sum of x's block, so no sign or offset work per row;
+// integer sums are exact in any order), the eight dots reduced into one
+// register's lanes, and each lane then runs its row's fma chain over the
+// blocks in the definition's order.
 // A lane is one row alone, so a row's result does not depend on the others
 // in its group (rows past the range repeat the last row and are not stored).
 // Also Q4_0 rows unpacked to i8 for the int8 batch kernel (prefill).
@@ -24,17 +27,23 @@ namespace {
 
 constexpr int kRows = 8;
 
+// Q4_0 block b of a row as its 32 codes (u8 0..15, x's order: the low
+// nibbles, then the high ones) and its f16 scale: the 16 bytes in both
+// halves, the upper half's 64-bit lanes shifted down a nibble.
+LLAMA_AVX2_BODY inline __m256i q4_0_codes(const std::byte* row, int64_t b, uint16_t& d) {
+  const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ4_0));
+  std::memcpy(&d, blk, 2);
+  const __m256i qs =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+  return _mm256_and_si256(_mm256_srlv_epi64(qs, _mm256_setr_epi64x(0, 0, 4, 4)),
+                          _mm256_set1_epi8(0x0F));
+}
+
 // Block b of a row as 32 int8 values (Q4_0: codes - 8) and its f16 scale.
 template <bool kQ4>
 LLAMA_AVX2_BODY inline __m256i block_values(const std::byte* row, int64_t b, uint16_t& d) {
   if constexpr (kQ4) {
-    const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ4_0));
-    std::memcpy(&d, blk, 2);
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-    const __m256i codes = _mm256_and_si256(
-        _mm256_inserti128_si256(_mm256_castsi128_si256(qs), _mm_srli_epi16(qs, 4), 1),
-        _mm256_set1_epi8(0x0F));
-    return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
+    return _mm256_sub_epi8(q4_0_codes(row, b, d), _mm256_set1_epi8(8));
   } else {
     const std::byte* blk = row + b * static_cast<int64_t>(sizeof(BlockQ8_0));
     std::memcpy(&d, blk, 2);
@@ -80,7 +89,14 @@ LLAMA_AVX2_BODY void rows8(float* out, const BlockMatrix& w, const Q8View& x, in
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * kQK));
     __m256i dots[kRows];
     alignas(16) uint16_t d16[kRows];
-    for (int i = 0; i < kRows; ++i) dots[i] = dot32(block_values<kQ4>(row[i], b, d16[i]), xv);
+    if constexpr (kQ4) {
+      // Lanes summing to -8 * sum of the block of x (x within +-127, so -x fits).
+      const __m256i minus8 = dot_u8i8(_mm256_setzero_si256(), _mm256_set1_epi8(8),
+                                      _mm256_sign_epi8(xv, _mm256_set1_epi8(-1)));
+      for (int i = 0; i < kRows; ++i) dots[i] = dot_u8i8(minus8, q4_0_codes(row[i], b, d16[i]), xv);
+    } else {
+      for (int i = 0; i < kRows; ++i) dots[i] = dot32(block_values<false>(row[i], b, d16[i]), xv);
+    }
     const __m256 dot = _mm256_cvtepi32_ps(reduce8(dots));
     const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
     const __m256 xs = _mm256_set1_ps(x.scales[static_cast<size_t>(b)]);
