@@ -283,11 +283,11 @@ LLAMA_AVX2_BODY void matmat(std::span<float> out, int64_t out_stride, const Quan
     if constexpr (kQ4) {
       one_by_one_q4(out, out_stride, w, x, row_begin, row_end);
     } else {
+      const auto matvec = &LLAMA_AVX2_BODY_NAME(q8_matvec_rows);  // this body's decode kernel
       for (int64_t t = 0; t < n; ++t) {
         const Q8View xt({x.values_of(t), size_t(cols)}, {x.scales_of(t), size_t(groups)}, gs);
-        LLAMA_AVX2_BODY_NAME(q8_matvec_rows)
-        (out.subspan(size_t(t * out_stride + row_begin), size_t(row_end - row_begin)), w, xt,
-         row_begin, row_end);
+        matvec(out.subspan(size_t(t * out_stride + row_begin), size_t(row_end - row_begin)), w, xt,
+               row_begin, row_end);
       }
     }
     return;
