@@ -13,6 +13,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "llama/kernels/x86/simd_target.hpp"
 
 #ifndef LLAMA_AVX2_BODY_VNNI
@@ -69,6 +71,30 @@ LLAMA_AVX2_BODY inline __m256i dot_i16(__m256i acc, __m256i a, __m256i b) {
 #else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
+}
+
+// acc + in int32 lane l the products w[j] * x[j] (i8 x i8) over j in 4l .. 4l + 3:
+// |w| (u8) times x with w's sign, so vpmaddubsw's pairs are at most
+// 2 x 128 x 127 and never saturate. x must be within +-127.
+LLAMA_AVX2_BODY inline __m256i dot_i8i8(__m256i acc, __m256i w, __m256i x) {
+  return dot_u8i8(acc, _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+}
+
+// Lane i = the sum of v[i]'s 8 lanes: eight rows' dots into one register.
+LLAMA_AVX2_BODY inline __m256i reduce8(const __m256i (&v)[8]) {
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+// Bytes [from, to) of the rows a kernel takes next, into L2: a body reading
+// 8 rows side by side (8 streams the hardware prefetchers follow badly)
+// prefetches the next 8 in order, in the proportion each step covers.
+inline void prefetch_next_rows(const void* next, int64_t from, int64_t to) {
+  for (int64_t line = from; line < to; line += 64) {
+    _mm_prefetch(static_cast<const char*>(next) + line, _MM_HINT_T2);
+  }
 }
 
 }  // namespace

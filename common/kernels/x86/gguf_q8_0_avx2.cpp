@@ -51,25 +51,8 @@ LLAMA_AVX2_BODY inline __m256i block_values(const std::byte* row, int64_t b, uin
   }
 }
 
-// 8 int32 lanes whose sum is w . x over 32 bytes (x within +-127).
-LLAMA_AVX2_BODY inline __m256i dot32(__m256i w, __m256i x) {
-  return dot_u8i8(_mm256_setzero_si256(), _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-}
-
-// Lane i = the sum of v[i]'s 8 lanes.
-LLAMA_AVX2_BODY inline __m256i reduce8(const __m256i (&v)[kRows]) {
-  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
-                          _mm256_permute2x128_si256(a, b, 0x31));
-}
-
-// The cache level rows8 prefetches the next 8 rows into.
-constexpr auto kNextRowsHint = _MM_HINT_T2;
-
 // Rows [r0, r0 + n) into out; next: the following group's rows (contiguous),
-// or null, prefetched in order meanwhile: 8 rows are 8 streams, which the
-// hardware prefetchers follow badly.
+// or null, prefetched meanwhile (prefetch_next_rows).
 template <bool kQ4>
 LLAMA_AVX2_BODY void rows8(float* out, const BlockMatrix& w, const Q8View& x, int64_t r0, int64_t n,
                            const std::byte* next) {
@@ -79,12 +62,7 @@ LLAMA_AVX2_BODY void rows8(float* out, const BlockMatrix& w, const Q8View& x, in
   for (int i = 0; i < kRows; ++i) row[i] = w.row(r0 + std::min<int64_t>(i, n - 1));
   __m256 val = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    if (next != nullptr) {
-      // The next rows' bytes in the same proportion as this block covers.
-      for (int64_t line = b * kBytes * kRows; line < (b + 1) * kBytes * kRows; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(next) + line, kNextRowsHint);
-      }
-    }
+    if (next != nullptr) prefetch_next_rows(next, b * kBytes * kRows, (b + 1) * kBytes * kRows);
     const __m256i xv =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.values.data() + b * kQK));
     __m256i dots[kRows];
@@ -95,7 +73,8 @@ LLAMA_AVX2_BODY void rows8(float* out, const BlockMatrix& w, const Q8View& x, in
                                       _mm256_sign_epi8(xv, _mm256_set1_epi8(-1)));
       for (int i = 0; i < kRows; ++i) dots[i] = dot_u8i8(minus8, q4_0_codes(row[i], b, d16[i]), xv);
     } else {
-      for (int i = 0; i < kRows; ++i) dots[i] = dot32(block_values<false>(row[i], b, d16[i]), xv);
+      for (int i = 0; i < kRows; ++i)
+        dots[i] = dot_i8i8(_mm256_setzero_si256(), block_values<false>(row[i], b, d16[i]), xv);
     }
     const __m256 dot = _mm256_cvtepi32_ps(reduce8(dots));
     const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));

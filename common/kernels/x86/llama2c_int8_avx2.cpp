@@ -22,17 +22,8 @@ namespace {
 
 constexpr int kRows = 8;
 
-// Lane i = the sum of v[i]'s 8 lanes.
-LLAMA_AVX2_BODY inline __m256i reduce8(const __m256i (&v)[kRows]) {
-  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
-                          _mm256_permute2x128_si256(a, b, 0x31));
-}
-
 // Rows [r0, r0 + n), n <= 8, into out[0, n); next: the following 8 rows
-// (contiguous), or null, prefetched in order meanwhile: 8 rows are 8
-// streams, which the hardware prefetchers follow badly.
+// (contiguous), or null, prefetched meanwhile (prefetch_next_rows).
 LLAMA_AVX2_BODY void rows8(float* out, const QuantizedTensor& w, const Q8View& x, int64_t r0,
                            int64_t n, const int8_t* next) {
   const auto cols = static_cast<int64_t>(x.values.size());
@@ -50,16 +41,10 @@ LLAMA_AVX2_BODY void rows8(float* out, const QuantizedTensor& w, const Q8View& x
     __m256i dots[kRows];
     for (int i = 0; i < kRows; ++i) dots[i] = _mm256_setzero_si256();
     for (int64_t k = g * gs; k < (g + 1) * gs; k += 32) {
-      if (next != nullptr) {
-        // The next rows' bytes in the same proportion as this step covers.
-        for (int64_t line = k * kRows; line < (k + 32) * kRows; line += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(next + line), _MM_HINT_T2);
-        }
-      }
+      if (next != nullptr) prefetch_next_rows(next, k * kRows, (k + 32) * kRows);
       const __m256i xv = load32(x.values.data() + k);
       for (int i = 0; i < kRows; ++i) {
-        const __m256i wv = load32(row[i] + k);
-        dots[i] = dot_u8i8(dots[i], _mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
+        dots[i] = dot_i8i8(dots[i], load32(row[i] + k), xv);
       }
     }
     const __m256 dot = _mm256_cvtepi32_ps(reduce8(dots));
