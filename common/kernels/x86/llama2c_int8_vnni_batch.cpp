@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "kernels/products/llama2c_int8_kernels.hpp"
+#include "kernels/x86/int8_batch_pack.hpp"
 #include "kernels/x86/int8_vnni_ops.hpp"
 #include "kernels/x86/tile_table.hpp"
 #include "llama/kernels/x86/avx512_transpose.hpp"
@@ -40,62 +41,6 @@ constexpr int kBlocks = 3;
 // Rows per pass over the whole batch: their results (f32 [rows, tokens]) and
 // weight sums stay in L1/L2 until stored.
 constexpr int64_t kChunkRows = 64;
-
-struct alignas(64) Bytes64 {
-  uint8_t b[64];
-};
-struct alignas(64) Floats16 {
-  float f[16];
-};
-
-// The batch with tokens in lanes.
-struct Packed {
-  int64_t tokens = 0, blocks = 0, quads = 0, groups = 0;  // quads = cols / 4
-  UninitializedArray<Bytes64> values;   // u8 [blocks, quads, 16 tokens, 4]: x + 128
-  UninitializedArray<Floats16> scales;  // f32 [blocks, groups, 16 tokens]
-};
-
-// Tokens [16 b, 16 b + 16) of `x` into block b: 64 columns of 16 tokens at
-// a time, transposed as 16 x 16 int32. A block short of 16 tokens repeats its
-// first one: the extra lanes' results are never stored.
-LLAMA_VNNI void pack(const Q8Batch& x, int64_t cols, Packed& p) {
-  const int64_t n = x.n;
-  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
-  for (int64_t b = 0; b < p.blocks; ++b) {
-    const int64_t here = std::min<int64_t>(16, n - 16 * b);
-    const int64_t t0 = 16 * b;
-    const int8_t* src[16];
-    for (int j = 0; j < 16; ++j) src[j] = x.values_of(t0 + (j < here ? j : 0));
-    Bytes64* out = p.values.data() + b * p.quads;
-    for (int64_t c = 0; c < cols; c += 64) {
-      __m512i v[16];
-      if (cols - c >= 64) {
-        for (int j = 0; j < 16; ++j) v[j] = _mm512_loadu_si512(src[j] + c);
-      } else {
-        const __mmask64 m = first_bytes(cols - c);
-        for (int j = 0; j < 16; ++j) v[j] = _mm512_maskz_loadu_epi8(m, src[j] + c);
-      }
-      transpose16(v);
-      const int64_t quads = std::min<int64_t>(16, (cols - c) / 4);
-      for (int64_t i = 0; i < quads; ++i) {
-        _mm512_store_si512(out + c / 4 + i, _mm512_xor_si512(v[i], bias));
-      }
-    }
-    Floats16* s = p.scales.data() + b * p.groups;
-    for (int64_t g = 0; g < p.groups; g += 16) {
-      const auto m = static_cast<__mmask16>(first_bytes(std::min<int64_t>(16, p.groups - g)));
-      __m512i v[16];
-      for (int j = 0; j < 16; ++j) {
-        v[j] =
-            _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x.scales_of(t0 + (j < here ? j : 0)) + g));
-      }
-      transpose16(v);
-      for (int64_t i = 0; i < std::min<int64_t>(16, p.groups - g); ++i) {
-        _mm512_store_si512(s + g + i, v[i]);
-      }
-    }
-  }
-}
 
 // out[r * groups + g] = -128 * sum of group g of row r of w [rows, cols],
 // wrapping like vpdpbusd. Rows hold whole groups, so group c of the
@@ -271,15 +216,7 @@ LLAMA_VNNI void q8_matmat_rows_vnni(std::span<float> out, int64_t out_stride,
     }
     return;
   }
-  Packed p;
-  p.tokens = n;
-  p.blocks = (n + 15) / 16;
-  p.quads = cols / 4;
-  p.groups = groups;
-  // Every element is written before it is read: no fill.
-  p.values = UninitializedArray<Bytes64>(size_t(p.blocks * p.quads));
-  p.scales = UninitializedArray<Floats16>(size_t(p.blocks * groups));
-  pack(x, cols, p);
+  const Packed p = pack_batch16(x, PackedValues::plus_128);
   const int64_t chunk = std::min<int64_t>(kChunkRows, row_end - row_begin);
   UninitializedArray<int32_t> comp(size_t(chunk * groups));
   UninitializedArray<Floats16> res(size_t(chunk * p.blocks));
