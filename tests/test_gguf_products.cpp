@@ -352,7 +352,8 @@ TEST_CASE(
   // tile, 64 rows at a time within 256-row unpacked tiles: batches of 1 to 13,
   // 17 and 37 tokens and ranges inside, across and off those boundaries (a
   // single row, part of a panel, panels plus a partial one, more than one
-  // repacked tile), odd and even block counts.
+  // repacked tile), odd and even block counts; on AMX-INT8 tiles, 16 rows x 16
+  // tokens a tile product within the same 256-row unpacked tiles.
   for (const int64_t cols : {32, 96, 1056})
     for (auto kernel : {llama::KernelSet::portable, llama::KernelSet::avx512_vnni,
                         llama::KernelSet::avx2, llama::KernelSet::avx_vnni}) {
@@ -364,34 +365,40 @@ TEST_CASE(
       const int64_t rows = 150;
       const auto bytes = random_blocks(BlockKind::q4_0, rows, cols, static_cast<uint32_t>(cols));
       const BlockMatrix w{bytes, rows, cols, BlockKind::q4_0};
-      for (const int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37}) {
-        std::vector<int8_t> values(tokens * cols);
-        std::vector<float> scales(tokens * cols / 32);
-        for (int64_t t = 0; t < tokens; ++t) {
-          llama::quantize_activations_q8_0_blocks(
-              random_vector(cols, static_cast<uint32_t>(7 * t + cols)),
-              std::span(values).subspan(t * cols, cols),
-              std::span(scales).subspan(t * cols / 32, cols / 32));
-        }
-        for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
-                 {0, rows}, {3, 4}, {5, 37}, {16, 80}, {17, 149}, {64, 128}}) {
-          INFO(llama::to_string(kernel)
-               << " cols " << cols << " tokens " << tokens << " rows [" << r0 << ", " << r1 << ")");
-          std::vector<float> batch(tokens * rows, -1.0f);
-          llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1,
-                                         kernel);
+      // At avx512_vnni: the VNNI batch kernel, and the AMX-INT8 tiles where the CPU has them.
+      std::vector<const char*> settings{nullptr};
+      if (kernel == llama::KernelSet::avx512_vnni) settings.insert(settings.begin(), "avx512-vnni");
+      for (const char* setting : settings)
+        for (const int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37}) {
+          const llama::test::ScopedEnv env("LLAMA_Q8_KERNEL", setting);
+          std::vector<int8_t> values(tokens * cols);
+          std::vector<float> scales(tokens * cols / 32);
           for (int64_t t = 0; t < tokens; ++t) {
-            const llama::Q8View xt(std::span<const int8_t>(values).subspan(t * cols, cols),
-                                   std::span<const float>(scales).subspan(t * cols / 32, cols / 32),
-                                   32);
-            std::vector<float> one(r1 - r0);
-            llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, llama::KernelSet::portable);
-            REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
-            if (r0 > 0) CHECK(batch[t * rows + r0 - 1] == -1.0f);
-            if (r1 < rows) CHECK(batch[t * rows + r1] == -1.0f);
+            llama::quantize_activations_q8_0_blocks(
+                random_vector(cols, static_cast<uint32_t>(7 * t + cols)),
+                std::span(values).subspan(t * cols, cols),
+                std::span(scales).subspan(t * cols / 32, cols / 32));
+          }
+          for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
+                   {0, rows}, {3, 4}, {5, 37}, {16, 80}, {17, 149}, {64, 128}}) {
+            INFO(llama::to_string(kernel)
+                 << " cols " << cols << " tokens " << tokens << " rows [" << r0 << ", " << r1
+                 << "), LLAMA_Q8_KERNEL " << (setting != nullptr ? setting : "unset"));
+            std::vector<float> batch(tokens * rows, -1.0f);
+            llama::q8_0_blocks_matmat_rows(batch, rows, w, {values, scales, cols, 32}, r0, r1,
+                                           kernel);
+            for (int64_t t = 0; t < tokens; ++t) {
+              const llama::Q8View xt(
+                  std::span<const int8_t>(values).subspan(t * cols, cols),
+                  std::span<const float>(scales).subspan(t * cols / 32, cols / 32), 32);
+              std::vector<float> one(r1 - r0);
+              llama::q8_0_blocks_matvec_rows(one, w, xt, r0, r1, llama::KernelSet::portable);
+              REQUIRE(std::memcmp(one.data(), batch.data() + t * rows + r0, one.size() * 4) == 0);
+              if (r0 > 0) CHECK(batch[t * rows + r0 - 1] == -1.0f);
+              if (r1 < rows) CHECK(batch[t * rows + r1] == -1.0f);
+            }
           }
         }
-      }
       // A batch whose scales are not its vectors'.
       std::vector<int8_t> values(cols);
       std::vector<float> scales(cols / 32 + 1);

@@ -442,7 +442,8 @@ TEST_CASE("a prompt's attention in blocks of queries equals one query at a time"
   }
 }
 
-TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8]") {
+TEST_CASE("the VNNI batch kernel (and the AMX-INT8 one) agrees with the portable one bit for bit",
+          "[q8]") {
   // The batch kernel packs 16 vectors per register, runs tiles of 4 rows x 3
   // blocks of 16 and passes over 64 rows at a time: counts around each edge,
   // group sizes that are and are not multiples of 64 (and below 4 bytes or
@@ -503,7 +504,11 @@ TEST_CASE("the VNNI batch kernel agrees with the portable one bit for bit", "[q8
         std::vector<float> got(size, -1.0f);
         q8_matmat_rows(got, stride, wt, view, r0, r1, KernelSet::portable);
         CHECK(got == want);
-        if (vnni) {
+        // The VNNI batch kernel, and the AMX-INT8 tiles where the CPU has them.
+        for (const char* kernel : {"avx512-vnni", static_cast<const char*>(nullptr)}) {
+          if (!vnni) break;
+          const test::ScopedEnv env("LLAMA_Q8_KERNEL", kernel);
+          INFO("LLAMA_Q8_KERNEL " << (kernel != nullptr ? kernel : "unset"));
           std::fill(got.begin(), got.end(), -1.0f);
           q8_matmat_rows(got, stride, wt, batch, r0, r1, KernelSet::avx512_vnni);
           CHECK(got == want);

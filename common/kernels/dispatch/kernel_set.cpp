@@ -60,4 +60,15 @@ KernelSet best_kernel_set() {
                                                              : KernelSet::avx2;
 }
 
+bool amx_int8_enabled() {
+#if LLAMA_HAVE_X86_TARGETS
+  const CpuFeatures& f = cpu_features();
+  if (!(f.amx_tile && f.amx_int8 && f.os_tiles && f.amx_permitted)) return false;
+  const char* forced = std::getenv("LLAMA_Q8_KERNEL");
+  return forced == nullptr || std::strcmp(forced, "avx512-vnni") != 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace llama

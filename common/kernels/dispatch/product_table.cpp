@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kernels/products/llama2c_int8_kernels.hpp"
 #include "llama/error.hpp"
 #include "llama/kernels/products/gguf_kquant.hpp"
 #include "llama/kernels/products/gguf_products.hpp"
@@ -301,6 +302,20 @@ ProductBatch BatchInputCache::get(const InputFormat& f) {
   return b;
 }
 
+namespace {
+
+// Where a prompt's int8 products run beyond the set's own kernels: the AMX-INT8
+// tiles for llama2.c int8 (groups the tiles take), GGUF Q8_0 and Q4_0.
+std::string int8_prompt_note(const Tensor& w, KernelSet kernel) {
+  const bool int8 = (w.dtype == DType::q8_0 && detail::amx_int8_takes_group_size(w.group_size)) ||
+                    w.dtype == DType::block_q8_0 || w.dtype == DType::q4_0;
+  return int8 && kernel == KernelSet::avx512_vnni && amx_int8_enabled()
+             ? ", prompts on the amx-int8 tiles"
+             : "";
+}
+
+}  // namespace
+
 std::string describe_products(const Tensor& w, KernelSet kernel) {
   // The avx2 set has bodies for the integer dots against llama.cpp's q8
   // blocks only; every other product runs the portable loops under it.
@@ -309,13 +324,14 @@ std::string describe_products(const Tensor& w, KernelSet kernel) {
       in != InputKind::q8_0_blocks && in != InputKind::q8_1_blocks && in != InputKind::q8_k_blocks;
   const bool loops = runs_avx2_bodies(kernel) && no_avx2_body;
   return std::string(to_string(w.dtype)) + " x " + to_string(input_format(w)) + ", " +
-         to_string(loops ? KernelSet::portable : kernel) + " kernel";
+         to_string(loops ? KernelSet::portable : kernel) + " kernel" + int8_prompt_note(w, kernel);
 }
 
 std::string describe_products(const Tensor& w, KernelSet kernel, Numerics numerics) {
   if (w.dtype == DType::q4_0) {
-    return "q4_0 x q8_0 blocks, " + std::string(to_string(kernel)) +
-           " kernel (llama.cpp's int8 products: codes - 8 against activations quantized per block "
+    return "q4_0 x q8_0 blocks, " + std::string(to_string(kernel)) + " kernel" +
+           int8_prompt_note(w, kernel) +
+           " (llama.cpp's int8 products: codes - 8 against activations quantized per block "
            "of 32, per block fma(float(dot), w_scale * x_scale))";
   }
   if (w.dtype == DType::q5_0 || w.dtype == DType::q4_1 || w.dtype == DType::q5_1) {

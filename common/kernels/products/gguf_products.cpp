@@ -1,6 +1,6 @@
 // Products with GGUF block weights: the portable kernels (the definitions the
 // SIMD ones reproduce), activation quantization as llama.cpp does it on x86,
-// the Q8_0 batch (and Q4_0's at the avx2 sets) through the int8 batch
+// the Q8_0 batch (and Q4_0's at the avx2 sets and on AMX-INT8 tiles) through the int8 batch
 // kernel, and tile dequantization.
 #include "llama/kernels/products/gguf_products.hpp"
 
@@ -371,17 +371,21 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
                 std::to_string(x.scales.size()) + " scales is not whole vectors of " +
                 std::to_string(w.cols) + " values in blocks of 32");
   }
-  if (w.kind == BlockKind::q4_0 && avx512_kernels(kernel)) {
+  const int64_t n_vectors = n_values / w.cols;
+  // Q4_0 on the AMX-INT8 tiles: rows unpacked to i8 as below, through the tile
+  // kernel in Q4_0's order; else at avx512 its own VNNI batch kernel.
+  const bool q4_tiles = w.kind == BlockKind::q4_0 && n_vectors >= detail::kMinTileBatch &&
+                        LLAMA_HAVE_X86_TARGETS && avx512_kernels(kernel) && amx_int8_enabled();
+  if (w.kind == BlockKind::q4_0 && !q4_tiles && avx512_kernels(kernel)) {
     detail::q4_0_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
     return;
   }
-  const int64_t n_vectors = n_values / w.cols;
   // Q4_0 at the avx2 sets: rows unpacked to i8 as Q8_0's are, through the int8
   // batch kernel combining in Q4_0's order (llama2c_int8_kernels.hpp), from as many
   // vectors as that kernel packs into lanes.
   constexpr int64_t kMinQ4Batch = 4;
   const bool q4_batch = w.kind == BlockKind::q4_0 && n_vectors >= kMinQ4Batch &&
-                        LLAMA_HAVE_X86_TARGETS && avx2_kernels(kernel);
+                        LLAMA_HAVE_X86_TARGETS && (q4_tiles || avx2_kernels(kernel));
   if (w.kind == BlockKind::q4_0 && !q4_batch) {
     // The decode kernel per (row tile, vector): every result is
     // q8_0_blocks_matvec_rows' bit for bit, and a tile of 64 rows stays in
@@ -446,7 +450,9 @@ void q8_0_blocks_matmat_rows(std::span<float> out, int64_t out_stride, const Blo
     batch.n = n_vectors;
     batch.cols = w.cols;
     batch.group_size = kQK;
-    if (kernel == KernelSet::avx_vnni) {
+    if (q4_tiles) {
+      detail::q8_matmat_rows_q4_order_amx(tile_out, out_stride, tile, batch, 0, n);
+    } else if (kernel == KernelSet::avx_vnni) {
       detail::q8_matmat_rows_q4_order_avxvnni(tile_out, out_stride, tile, batch, 0, n);
     } else {
       detail::q8_matmat_rows_q4_order_avx2(tile_out, out_stride, tile, batch, 0, n);

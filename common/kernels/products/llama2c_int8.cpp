@@ -2,7 +2,8 @@
 // at a time where the CPU has AVX-512: x86/llama2c_int8_quantize.cpp), the
 // portable int8 matrix-vector and batch products, and the choice between them
 // and the AVX-512 VNNI ones (x86/llama2c_int8_vnni.cpp,
-// x86/llama2c_int8_vnni_batch.cpp) or the avx2 sets' bodies
+// x86/llama2c_int8_vnni_batch.cpp; on the AMX-INT8 tiles where the CPU has
+// them, x86/int8_tiles_amx.cpp) or the avx2 sets' bodies
 // (x86/llama2c_int8_avx2.cpp, x86/llama2c_int8_avx2_batch.cpp), made at run
 // time.
 #include "llama/kernels/products/llama2c_int8.hpp"
@@ -148,6 +149,11 @@ void matmat(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
             const detail::Q8Batch& x, int64_t row_begin, int64_t row_end, KernelSet kernel) {
   if (x.n == 0) return;
   if (kernel == KernelSet::avx512_vnni) {
+    if (x.n >= detail::kMinTileBatch && detail::amx_int8_takes_group_size(x.group_size) &&
+        amx_int8_enabled()) {
+      detail::q8_matmat_rows_amx(out, out_stride, w, x, row_begin, row_end);
+      return;
+    }
     detail::q8_matmat_rows_vnni(out, out_stride, w, x, row_begin, row_end);
 #if LLAMA_HAVE_X86_TARGETS
   } else if (runs_avx2_bodies(kernel)) {

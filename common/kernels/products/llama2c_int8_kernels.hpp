@@ -69,4 +69,19 @@ void q8_matmat_rows_q4_order_avxvnni(std::span<float> out, int64_t out_stride,
                                      const QuantizedTensor& w, const Q8Batch& x, int64_t row_begin,
                                      int64_t row_end);
 
+// The AMX-INT8 tiles (x86/int8_tiles_amx.cpp), in runq.c's chain and in Q4_0's;
+// bit-identical results. The caller checks amx_int8_enabled() and the group size.
+void q8_matmat_rows_amx(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                        const Q8Batch& x, int64_t row_begin, int64_t row_end);
+void q8_matmat_rows_q4_order_amx(std::span<float> out, int64_t out_stride, const QuantizedTensor& w,
+                                 const Q8Batch& x, int64_t row_begin, int64_t row_end);
+// Groups the tiles take: a tdpbssd multiplies k = 4..64 bytes (a multiple of 4)
+// of each row, so a group is one of those, or a multiple of 64 taken 64 at a time.
+inline bool amx_int8_takes_group_size(int64_t group_size) {
+  return group_size > 0 && group_size % 4 == 0 && (group_size <= 64 || group_size % 64 == 0);
+}
+// Batches from this many vectors take the tiles (and the VNNI kernel's lanes):
+// fewer go vector by vector.
+inline constexpr int64_t kMinTileBatch = 4;
+
 }  // namespace llama::detail

@@ -1,13 +1,13 @@
 // Private to the core: AMX tile instructions for the amx-bf16 kernel
-// (half_products_amx.cpp), as inline assembly with the memory effects stated.
-// GCC 12's intrinsics (amxtileintrin.h) declare ldtilecfg as reading 8 bytes
+// (half_products_amx.cpp) and the amx-int8 one (int8_tiles_amx.cpp), as inline assembly with the
+// memory effects stated. GCC 12's intrinsics (amxtileintrin.h) declare ldtilecfg as reading 8 bytes
 // of its 64-byte configuration and tileloadd as reading no memory at all, so
 // the compiler may sink the stores that fill a configuration or a tile's
 // bytes past the instruction that reads them (seen: ldtilecfg faulted on a
 // configuration whose stores had not yet been made). Every load and store
 // here clobbers "memory"; tdpbf16ps and tilezero touch only tile registers.
 //
-// The caller checks the CPU (AMX-BF16, and the tile data permission Linux
+// The caller checks the CPU (AMX-BF16 or AMX-INT8, and the tile data permission Linux
 // grants through arch_prctl: cpu_features().amx_permitted) before any of
 // these runs; the assembler needs no target attribute for them.
 #pragma once
@@ -58,3 +58,5 @@ inline void release() { asm volatile("tilerelease" ::: "memory"); }
 #define LLAMA_AMX_ZERO(tmm) asm volatile("tilezero %%tmm" #tmm ::)
 // tmm c (f32 16 x 16) += tmm a (bf16 16 x 32) . tmm b (bf16 pairs, 16 x 16 x 2).
 #define LLAMA_AMX_DPBF16PS(c, a, b) asm volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
+// tmm c (i32 16 x 16) += tmm a (i8 16 x K) . tmm b (i8 quads, K / 4 x 16 x 4), signed x signed.
+#define LLAMA_AMX_DPBSSD(c, a, b) asm volatile("tdpbssd %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)

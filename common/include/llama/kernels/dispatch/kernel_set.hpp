@@ -25,7 +25,15 @@ void require_kernel_set(KernelSet kernel, const char* what);
 // avx2, else portable. LLAMA_Q8_KERNEL=portable in the environment forces the
 // portable one and LLAMA_Q8_KERNEL=avx2 the plain AVX2 bodies instead of
 // avx_vnni (to compare them end to end); LLAMA_CPU_LEVEL lowers the level.
+// (LLAMA_Q8_KERNEL=avx512-vnni: amx_int8_enabled.)
 KernelSet best_kernel_set();
+
+// Whether KernelSet::avx512_vnni's int8 batch products (llama2.c int8, GGUF
+// Q8_0 and Q4_0 prompts) run on the AMX-INT8 tiles: the CPU has AMX-INT8, Linux
+// granted the tile state (CpuFeatures::amx_permitted) and LLAMA_Q8_KERNEL is
+// not avx512-vnni, which keeps the VNNI batch kernels (to compare them end to
+// end). Both give the same bits.
+bool amx_int8_enabled();
 
 // Whether the set runs the avx2 set's bodies (avx2 and avx_vnni: the same
 // source compiled with and without AVX-VNNI).
