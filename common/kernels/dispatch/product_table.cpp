@@ -310,7 +310,8 @@ std::string int8_prompt_note(const Tensor& w, KernelSet kernel) {
   const bool int8 = (w.dtype == DType::q8_0 && detail::amx_int8_takes_group_size(w.group_size)) ||
                     w.dtype == DType::block_q8_0 || w.dtype == DType::q4_0;
   return int8 && kernel == KernelSet::avx512_vnni && amx_int8_enabled()
-             ? ", prompts on the amx-int8 tiles"
+             ? ", prompts of " + std::to_string(detail::kMinTileBatch) +
+                   " tokens or more on the amx-int8 tiles"
              : "";
 }
 

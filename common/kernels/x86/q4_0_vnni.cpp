@@ -30,12 +30,6 @@ LLAMA_BLOCKS_VNNI void q4_0_x_halves(const int8_t* xv, int64_t groups, int8_t* h
   }
 }
 
-// The f16 scales of 4 consecutive Q4_0 blocks in each of 16 rows (`w` at the
-// first block of row 0): out[k] = block k's scale of rows 0..15. A row's 4
-// scales are words 0, 9, 18 and 27 of its first 64 bytes; four rounds of
-// two-source word permutes gather them (8 + 4 + 2 + 2 vpermt2w). Copied 2 bytes
-// at a time they took a third of the kernel's time, gathered (vpgatherdd)
-// about a quarter.
 // Word indices for q4_0_quad_scales' permutes (a second source's words from 32).
 struct QuadScaleIndices {
   alignas(64) int16_t pick[32] = {};    // words 0-3: the first's 4 scales, 4-7: the second's
@@ -67,6 +61,12 @@ struct QuadScaleIndices {
 };
 constexpr QuadScaleIndices kQuadScaleIndices;
 
+// The f16 scales of 4 consecutive Q4_0 blocks in each of 16 rows (`w` at the
+// first block of row 0): out[k] = block k's scale of rows 0..15. A row's 4
+// scales are words 0, 9, 18 and 27 of its first 64 bytes; four rounds of
+// two-source word permutes gather them (8 + 4 + 2 + 2 vpermt2w). Copied 2 bytes
+// at a time they took a third of the kernel's time, gathered (vpgatherdd)
+// about a quarter.
 LLAMA_BLOCKS_VNNI inline void q4_0_quad_scales(const std::byte* w, int64_t row_bytes,
                                                __m256i out[4]) {
   const QuadScaleIndices& ix = kQuadScaleIndices;
