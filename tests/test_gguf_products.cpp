@@ -368,19 +368,19 @@ TEST_CASE(
       // At avx512_vnni: the VNNI batch kernel, and the AMX-INT8 tiles where the CPU has them.
       std::vector<const char*> settings{nullptr};
       if (kernel == llama::KernelSet::avx512_vnni) settings.insert(settings.begin(), "avx512-vnni");
-      for (const char* setting : settings)
-        for (const int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37}) {
-          const llama::test::ScopedEnv env("LLAMA_Q8_KERNEL", setting);
-          std::vector<int8_t> values(tokens * cols);
-          std::vector<float> scales(tokens * cols / 32);
-          for (int64_t t = 0; t < tokens; ++t) {
-            llama::quantize_activations_q8_0_blocks(
-                random_vector(cols, static_cast<uint32_t>(7 * t + cols)),
-                std::span(values).subspan(t * cols, cols),
-                std::span(scales).subspan(t * cols / 32, cols / 32));
-          }
-          for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
-                   {0, rows}, {3, 4}, {5, 37}, {16, 80}, {17, 149}, {64, 128}}) {
+      for (const int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 37}) {
+        std::vector<int8_t> values(tokens * cols);
+        std::vector<float> scales(tokens * cols / 32);
+        for (int64_t t = 0; t < tokens; ++t) {
+          llama::quantize_activations_q8_0_blocks(
+              random_vector(cols, static_cast<uint32_t>(7 * t + cols)),
+              std::span(values).subspan(t * cols, cols),
+              std::span(scales).subspan(t * cols / 32, cols / 32));
+        }
+        for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
+                 {0, rows}, {3, 4}, {5, 37}, {16, 80}, {17, 149}, {64, 128}})
+          for (const char* setting : settings) {
+            const llama::test::ScopedEnv env("LLAMA_Q8_KERNEL", setting);
             INFO(llama::to_string(kernel)
                  << " cols " << cols << " tokens " << tokens << " rows [" << r0 << ", " << r1
                  << "), LLAMA_Q8_KERNEL " << (setting != nullptr ? setting : "unset"));
@@ -398,7 +398,7 @@ TEST_CASE(
               if (r1 < rows) CHECK(batch[t * rows + r1] == -1.0f);
             }
           }
-        }
+      }
       // A batch whose scales are not its vectors'.
       std::vector<int8_t> values(cols);
       std::vector<float> scales(cols / 32 + 1);
